@@ -1,0 +1,248 @@
+"""Rigid transforms and rotations.
+
+Frame notation (monogram, as in Simbody and Drake): ``X_AB`` is the pose of frame B in
+frame A, so ``X_AB.apply(p_B) == p_A`` and ``X_AB @ X_BC == X_AC``; ``R_AB`` is its
+rotation and ``p_AB`` its translation (the position of B's origin in A).
+
+The exponential and logarithm maps, quaternion conversions and matrix-to-quaternion
+extraction are jaxlie's (NaN-safe at zero rotation and at angle pi); this module only
+adapts them to the rotation-matrix representation used throughout jaxwrap.
+Quaternions are ``(x, y, z, w)``, pinocchio's and Eigen's coefficient order.
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax.numpy as jnp
+import jaxlie
+from jaxtyping import Array, ArrayLike, Float
+
+
+def _matvec(matrix: Array, vector: Array) -> Array:
+    """``matrix @ vector`` over broadcast leading axes."""
+    return jnp.einsum("...ij,...j->...i", matrix, vector)
+
+
+def _as_float_array(x: ArrayLike) -> Array:
+    x = jnp.asarray(x)
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        x = x.astype(jnp.result_type(float))
+    return x
+
+
+class Transform(eqx.Module):
+    """A rigid transform ``X_AB``: rotation ``R_AB`` (..., 3, 3) and translation ``p_AB`` (..., 3).
+
+    Leading axes batch: a ``Transform`` with rotation ``(n, 3, 3)`` holds ``n`` poses
+    (``forward_kinematics`` returns one per body this way). Composition, inversion and
+    application broadcast over leading axes like NumPy arithmetic.
+
+    **Arguments:**
+
+    - `rotation`: rotation matrices, shape ``(..., 3, 3)``.
+    - `translation`: translations, shape ``(..., 3)``.
+    """
+
+    rotation: Float[Array, "*batch 3 3"]
+    translation: Float[Array, "*batch 3"]
+
+    def __init__(self, rotation: ArrayLike, translation: ArrayLike):
+        rotation = _as_float_array(rotation)
+        translation = _as_float_array(translation)
+        if rotation.shape[-2:] != (3, 3):
+            raise ValueError(f"Transform rotation must have shape (..., 3, 3), got {rotation.shape}")
+        if translation.shape[-1:] != (3,):
+            raise ValueError(f"Transform translation must have shape (..., 3), got {translation.shape}")
+        self.rotation = rotation
+        self.translation = translation
+
+    # ---------------------------------------------------------------- constructors
+    @classmethod
+    def identity(cls, batch_shape: tuple[int, ...] = (), dtype=None) -> Transform:
+        """The identity transform, optionally repeated over ``batch_shape``."""
+        dtype = dtype or jnp.result_type(float)
+        rotation = jnp.broadcast_to(jnp.eye(3, dtype=dtype), (*batch_shape, 3, 3))
+        return cls(rotation, jnp.zeros((*batch_shape, 3), dtype=dtype))
+
+    @classmethod
+    def from_translation(cls, translation: ArrayLike) -> Transform:
+        translation = _as_float_array(translation)
+        rotation = jnp.broadcast_to(jnp.eye(3, dtype=translation.dtype), (*translation.shape[:-1], 3, 3))
+        return cls(rotation, translation)
+
+    @classmethod
+    def from_rotation(cls, rotation: ArrayLike) -> Transform:
+        rotation = _as_float_array(rotation)
+        return cls(rotation, jnp.zeros(rotation.shape[:-1], dtype=rotation.dtype))
+
+    @classmethod
+    def from_quaternion(cls, quaternion_xyzw: ArrayLike, translation: ArrayLike | None = None) -> Transform:
+        """From a unit quaternion ``(x, y, z, w)`` and an optional translation."""
+        rotation = quaternion_to_rotation(quaternion_xyzw)
+        if translation is None:
+            return cls.from_rotation(rotation)
+        return cls(rotation, translation)
+
+    @classmethod
+    def from_axis_angle(cls, axis_angle: ArrayLike, translation: ArrayLike | None = None) -> Transform:
+        """From a rotation vector (axis times angle, the SO(3) exponential) and a translation."""
+        rotation = axis_angle_to_rotation(axis_angle)
+        if translation is None:
+            return cls.from_rotation(rotation)
+        return cls(rotation, translation)
+
+    @classmethod
+    def from_matrix(cls, matrix: ArrayLike) -> Transform:
+        """From homogeneous 4 x 4 matrices ``(..., 4, 4)``."""
+        matrix = _as_float_array(matrix)
+        return cls(matrix[..., :3, :3], matrix[..., :3, 3])
+
+    @classmethod
+    def exp(cls, twist: ArrayLike) -> Transform:
+        """SE(3) exponential of a twist ``(linear, angular)`` (pinocchio's ``exp6`` ordering)."""
+        return cls.from_jaxlie(jaxlie.SE3.exp(_as_float_array(twist)))
+
+    @classmethod
+    def from_jaxlie(cls, pose: jaxlie.SE3) -> Transform:
+        return cls(pose.rotation().as_matrix(), pose.translation())
+
+    # ---------------------------------------------------------------- conversions
+    def as_matrix(self) -> Float[Array, "*batch 4 4"]:
+        top = jnp.concatenate([self.rotation, self.translation[..., None]], axis=-1)
+        bottom = jnp.broadcast_to(
+            jnp.array([0.0, 0.0, 0.0, 1.0], dtype=top.dtype), (*self.batch_shape, 1, 4)
+        )
+        return jnp.concatenate([top, bottom], axis=-2)
+
+    def as_quaternion(self) -> Float[Array, "*batch 4"]:
+        """The rotation as a unit quaternion ``(x, y, z, w)``."""
+        return rotation_to_quaternion(self.rotation)
+
+    def as_axis_angle(self) -> Float[Array, "*batch 3"]:
+        """The rotation as a rotation vector (the SO(3) logarithm)."""
+        return rotation_to_axis_angle(self.rotation)
+
+    def as_jaxlie(self) -> jaxlie.SE3:
+        return jaxlie.SE3.from_rotation_and_translation(
+            jaxlie.SO3.from_matrix(self.rotation), self.translation
+        )
+
+    def log(self) -> Float[Array, "*batch 6"]:
+        """SE(3) logarithm as a twist ``(linear, angular)`` (pinocchio's ``log6`` ordering)."""
+        return self.as_jaxlie().log()
+
+    # ---------------------------------------------------------------- group operations
+    def inverse(self) -> Transform:
+        rotation_t = jnp.swapaxes(self.rotation, -1, -2)
+        return Transform(rotation_t, -_matvec(rotation_t, self.translation))
+
+    def __matmul__(self, other: Transform) -> Transform:
+        if not isinstance(other, Transform):
+            return NotImplemented
+        return Transform(
+            jnp.matmul(self.rotation, other.rotation),
+            _matvec(self.rotation, other.translation) + self.translation,
+        )
+
+    def apply(self, points: ArrayLike) -> Array:
+        """Map points (..., 3) from frame B to frame A: ``R p + t``."""
+        return _matvec(self.rotation, _as_float_array(points)) + self.translation
+
+    def rotate(self, vectors: ArrayLike) -> Array:
+        """Map free vectors (..., 3) from frame B to frame A: ``R v``."""
+        return _matvec(self.rotation, _as_float_array(vectors))
+
+    # ---------------------------------------------------------------- batching helpers
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        return self.translation.shape[:-1]
+
+    def __getitem__(self, index) -> Transform:
+        return Transform(self.rotation[index], self.translation[index])
+
+    def __len__(self) -> int:
+        if not self.batch_shape:
+            raise TypeError("len() of an unbatched Transform")
+        return self.batch_shape[0]
+
+    @staticmethod
+    def stack(transforms: list[Transform], axis: int = 0) -> Transform:
+        """Stack transforms along a new leading axis."""
+        return Transform(
+            jnp.stack([X.rotation for X in transforms], axis=axis),
+            jnp.stack([X.translation for X in transforms], axis=axis),
+        )
+
+
+# -------------------------------------------------------------------- rotations
+def _axis_rotation(angle: ArrayLike, i: int, j: int) -> Array:
+    # Right-handed rotation about the axis k orthogonal to (i, j): e_i -> cos e_i + sin e_j.
+    angle = _as_float_array(angle)
+    c, s = jnp.cos(angle), jnp.sin(angle)
+    eye = jnp.broadcast_to(jnp.eye(3, dtype=angle.dtype), (*angle.shape, 3, 3))
+    rotation = eye.at[..., i, i].set(c).at[..., j, j].set(c)
+    return rotation.at[..., j, i].set(s).at[..., i, j].set(-s)
+
+
+def rotation_x(angle: ArrayLike) -> Float[Array, "*batch 3 3"]:
+    """Right-handed rotation by ``angle`` (rad) about the x axis."""
+    return _axis_rotation(angle, 1, 2)
+
+
+def rotation_y(angle: ArrayLike) -> Float[Array, "*batch 3 3"]:
+    """Right-handed rotation by ``angle`` (rad) about the y axis."""
+    return _axis_rotation(angle, 2, 0)
+
+
+def rotation_z(angle: ArrayLike) -> Float[Array, "*batch 3 3"]:
+    """Right-handed rotation by ``angle`` (rad) about the z axis."""
+    return _axis_rotation(angle, 0, 1)
+
+
+def _xyzw_to_wxyz(q: Array) -> Array:
+    return jnp.concatenate([q[..., 3:], q[..., :3]], axis=-1)
+
+
+def _wxyz_to_xyzw(q: Array) -> Array:
+    return jnp.concatenate([q[..., 1:], q[..., :1]], axis=-1)
+
+
+def quaternion_to_rotation(quaternion_xyzw: ArrayLike) -> Float[Array, "*batch 3 3"]:
+    """Rotation matrix of a unit quaternion ``(x, y, z, w)`` (not renormalized, as pinocchio)."""
+    q = _as_float_array(quaternion_xyzw)
+    return jaxlie.SO3(_xyzw_to_wxyz(q)).as_matrix()
+
+
+def rotation_to_quaternion(rotation: ArrayLike) -> Float[Array, "*batch 4"]:
+    """Unit quaternion ``(x, y, z, w)`` of a rotation matrix (sign as jaxlie picks it)."""
+    return _wxyz_to_xyzw(jaxlie.SO3.from_matrix(_as_float_array(rotation)).wxyz)
+
+
+def axis_angle_to_rotation(axis_angle: ArrayLike) -> Float[Array, "*batch 3 3"]:
+    """SO(3) exponential: rotation by ``|w|`` about ``w/|w|`` (identity at ``w = 0``)."""
+    return jaxlie.SO3.exp(_as_float_array(axis_angle)).as_matrix()
+
+
+def rotation_to_axis_angle(rotation: ArrayLike) -> Float[Array, "*batch 3"]:
+    """SO(3) logarithm: the rotation vector of angle in ``[0, pi]``."""
+    return jaxlie.SO3.from_matrix(_as_float_array(rotation)).log()
+
+
+def skew(w: ArrayLike) -> Float[Array, "*batch 3 3"]:
+    """Cross-product matrix: ``skew(w) @ v == cross(w, v)``."""
+    w = _as_float_array(w)
+    zero = jnp.zeros_like(w[..., 0])
+    rows = [
+        jnp.stack([zero, -w[..., 2], w[..., 1]], axis=-1),
+        jnp.stack([w[..., 2], zero, -w[..., 0]], axis=-1),
+        jnp.stack([-w[..., 1], w[..., 0], zero], axis=-1),
+    ]
+    return jnp.stack(rows, axis=-2)
+
+
+def unskew(m: ArrayLike) -> Float[Array, "*batch 3"]:
+    """Inverse of :func:`skew` on the antisymmetric part of ``m``."""
+    m = _as_float_array(m)
+    return 0.5 * jnp.stack(
+        [m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]], axis=-1
+    )

@@ -1,0 +1,16 @@
+"""Obstacle surfaces and geodesics, all in the surface frame S.
+
+One file per surface, the common interface in `_base.py`, the numerical geodesic
+shooter (diffrax) in `_geodesic_ode.py`, the touchdown line search in `_touchdown.py`.
+"""
+
+from ._base import AbstractSurface as AbstractSurface
+from ._cylinder import Cylinder as Cylinder
+from ._ellipsoid import Ellipsoid as Ellipsoid
+from ._geodesic import Geodesic as Geodesic
+from ._geodesic_ode import GeodesicIntegrator as GeodesicIntegrator
+from ._implicit import ImplicitSurface as ImplicitSurface
+from ._misc import darboux_frame as darboux_frame
+from ._sphere import Sphere as Sphere
+from ._torus import Torus as Torus
+from ._touchdown import NearestPointOnLine as NearestPointOnLine

@@ -1,0 +1,111 @@
+"""`Cylinder`: infinite circular cylinder about local z; closed-form helix geodesics."""
+
+import equinox as eqx
+import jax.numpy as jnp
+from jaxtyping import Array, ArrayLike, Float
+
+from ._base import AbstractSurface
+from ._geodesic import Geodesic, make_geodesic
+from ._geodesic_ode import GeodesicIntegrator
+from ._misc import as_float_array, check_positive, darboux_frame, geodesic_inputs, safe_normalize
+
+_X = (1.0, 0.0, 0.0)
+
+
+def _rotation_z(angle: Float[Array, "..."]) -> Float[Array, "... 3 3"]:
+    c, s = jnp.cos(angle), jnp.sin(angle)
+    zero, one = jnp.zeros_like(c), jnp.ones_like(c)
+    return jnp.stack(
+        [jnp.stack([c, -s, zero], -1), jnp.stack([s, c, zero], -1), jnp.stack([zero, zero, one], -1)],
+        -2,
+    )
+
+
+class Cylinder(AbstractSurface):
+    """Infinite circular cylinder of radius r about the z axis of S; f = r² - x² - y².
+
+    Geodesics are helices, shot in closed form (cablespan.md §2.3): the Darboux frame
+    turns about z by -ℓ b_z / r while the point rises by ℓ t_z; K = 0, so the Jacobi
+    scalars are a = 1, a' = 0, r_J = ℓ, r_J' = 1.
+
+    **Arguments:**
+
+    - `radius`: r > 0.
+    """
+
+    radius: Float[Array, ""] = eqx.field(converter=as_float_array)
+
+    def __check_init__(self):
+        check_positive("radius", self.radius)
+
+    def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:
+        return self.radius**2 - x[0] ** 2 - x[1] ** 2
+
+    def gradient(self, x: Float[Array, "3"]) -> Float[Array, "3"]:
+        return jnp.stack([-2 * x[0], -2 * x[1], jnp.zeros_like(x[2])])
+
+    def hessian(self, x: Float[Array, "3"]) -> Float[Array, "3 3"]:
+        return jnp.diag(jnp.array([-2.0, -2.0, 0.0], x.dtype))
+
+    def project(self, x: Float[Array, "3"], num_iterations: int = 10) -> Float[Array, "3"]:
+        """Radial projection in the xy plane (the limit of the Newton iteration)."""
+        del num_iterations
+        return self._radial(x) * self.radius + x[2] * jnp.array([0, 0, 1], x.dtype)
+
+    def _radial(self, x):
+        return safe_normalize(x * jnp.array([1, 1, 0], x.dtype), jnp.asarray(_X, x.dtype))
+
+    def _helix(self, point, tangent, s):
+        """Point, tangent and normal at arc lengths `s` (any shape) along the helix."""
+        n = self._radial(point)
+        t = darboux_frame(n, tangent)[:, 0]
+        b_z = t[0] * n[1] - t[1] * n[0]
+        R = _rotation_z(-s * b_z / self.radius)
+        n_s = R @ n
+        p = self.radius * n_s + (point[2] + s * t[2])[..., None] * jnp.array([0, 0, 1], point.dtype)
+        return p, R @ t, n, t
+
+    def shoot_geodesic(
+        self,
+        point: Float[ArrayLike, "3"],
+        tangent: Float[ArrayLike, "3"],
+        length: Float[ArrayLike, ""],
+        *,
+        accuracy: float = 1e-9,
+        integrator: GeodesicIntegrator | None = None,
+    ) -> Geodesic:
+        """Closed-form helix; see `AbstractSurface.shoot_geodesic` (`accuracy` and
+        `integrator` are accepted for a uniform interface and ignored)."""
+        del accuracy, integrator
+        point, tangent, length = geodesic_inputs(point, tangent, length)
+        p_Q, t_Q, n, t = self._helix(point, tangent, length)
+        p_P = self.radius * n + point[2] * jnp.array([0, 0, 1], point.dtype)
+        one, zero = jnp.ones_like(length), jnp.zeros_like(length)
+        return make_geodesic(
+            self,
+            p_SP=p_P,
+            t_P=t,
+            p_SQ=p_Q,
+            t_Q=t_Q,
+            arc_length=length,
+            jacobi_Q=jnp.stack([one, length]),
+            jacobi_dot_Q=jnp.stack([zero, one]),
+            converged=jnp.array(True),
+            num_steps=jnp.array(0, jnp.int32),
+        )
+
+    def geodesic_points(
+        self,
+        point: Float[ArrayLike, "3"],
+        tangent: Float[ArrayLike, "3"],
+        length: Float[ArrayLike, ""],
+        num_samples: int,
+        *,
+        accuracy: float = 1e-9,
+        integrator: GeodesicIntegrator | None = None,
+    ) -> Float[Array, "num_samples 3"]:
+        """Closed-form samples at equal arc length; see `AbstractSurface.geodesic_points`."""
+        del accuracy, integrator
+        point, tangent, length = geodesic_inputs(point, tangent, length)
+        s = jnp.linspace(0, 1, num_samples, dtype=point.dtype) * length
+        return self._helix(point, tangent, s)[0]

@@ -1,0 +1,36 @@
+"""`Ellipsoid`: axis-aligned ellipsoid; geodesics are integrated numerically."""
+
+import equinox as eqx
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from ._base import AbstractSurface
+from ._misc import as_float_array, check_positive
+
+
+class Ellipsoid(AbstractSurface):
+    """Ellipsoid with semi-axes (r₁, r₂, r₃) along the axes of S; f = 1 - Σ xᵢ²/rᵢ².
+
+    Gradient and Hessian are closed form; geodesics use the diffrax shooter of
+    `AbstractSurface.shoot_geodesic`.
+
+    **Arguments:**
+
+    - `radii`: (3,) semi-axes, all > 0.
+    """
+
+    radii: Float[Array, "3"] = eqx.field(converter=as_float_array)
+
+    def __check_init__(self):
+        if self.radii.shape != (3,):
+            raise ValueError(f"`radii` must have shape (3,), got {self.radii.shape}.")
+        check_positive("radii", self.radii)
+
+    def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:
+        return 1 - jnp.sum((x / self.radii) ** 2)
+
+    def gradient(self, x: Float[Array, "3"]) -> Float[Array, "3"]:
+        return -2 * x / self.radii**2
+
+    def hessian(self, x: Float[Array, "3"]) -> Float[Array, "3 3"]:
+        return jnp.diag(-2 / self.radii**2).astype(jnp.result_type(x, self.radii))

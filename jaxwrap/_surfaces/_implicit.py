@@ -1,0 +1,36 @@
+"""`ImplicitSurface`: any smooth user function; derivatives by autodiff."""
+
+from collections.abc import Callable
+from typing import Any
+
+import equinox as eqx
+import jax.numpy as jnp
+from jaxtyping import Array, Float, PyTree
+
+from ._base import AbstractSurface
+
+
+class ImplicitSurface(AbstractSurface):
+    """Surface {x : fn(x, params) = 0} for any smooth `fn` (> 0 inside, < 0 outside).
+
+    Gradient and Hessian come from `jax.grad`/`jax.hessian`; geodesics use the diffrax
+    shooter. `fn` is a static field (it must be a hashable, pure function);
+    `params` is an arbitrary pytree of arrays, differentiable and batchable.
+
+    Example: `ImplicitSurface(lambda x, r: r**2 - x @ x, 1.0)` is Simbody's sphere.
+
+    **Arguments:**
+
+    - `fn`: `fn(x, params) -> scalar`.
+    - `params`: pytree of parameters passed to `fn`.
+    """
+
+    fn: Callable[[Float[Array, "3"], Any], Float[Array, ""]] = eqx.field(static=True)
+    params: PyTree
+
+    def __init__(self, fn, params=None):
+        self.fn = fn
+        self.params = params
+
+    def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:
+        return jnp.asarray(self.fn(x, self.params))

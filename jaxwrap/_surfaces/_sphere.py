@@ -1,0 +1,97 @@
+"""`Sphere`: closed-form geodesics (great circles), cablespan.md §2.3."""
+
+import equinox as eqx
+import jax.numpy as jnp
+from jaxtyping import Array, ArrayLike, Float
+
+from ._base import AbstractSurface
+from ._geodesic import Geodesic, make_geodesic
+from ._geodesic_ode import GeodesicIntegrator
+from ._misc import as_float_array, check_positive, darboux_frame, geodesic_inputs, safe_normalize
+
+_X = (1.0, 0.0, 0.0)
+
+
+class Sphere(AbstractSurface):
+    """Sphere of radius r centred at the origin of S; f(x) = r² - x·x (Simbody's scaling).
+
+    Geodesics are great circles, shot in closed form: the Darboux frame rotates by
+    θ = ℓ/r about -b, t(θ) = t cos θ - n sin θ, n(θ) = n cos θ + t sin θ, and the Jacobi
+    scalars are a = cos θ, a' = -sin θ / r, r_J = r sin θ, r_J' = cos θ.
+
+    **Arguments:**
+
+    - `radius`: r > 0 (scalar array; may be batched with `vmap`).
+    """
+
+    radius: Float[Array, ""] = eqx.field(converter=as_float_array)
+
+    def __check_init__(self):
+        check_positive("radius", self.radius)
+
+    def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:
+        return self.radius**2 - jnp.dot(x, x)
+
+    def gradient(self, x: Float[Array, "3"]) -> Float[Array, "3"]:
+        return -2 * x
+
+    def hessian(self, x: Float[Array, "3"]) -> Float[Array, "3 3"]:
+        return -2 * jnp.eye(3, dtype=x.dtype)
+
+    def project(self, x: Float[Array, "3"], num_iterations: int = 10) -> Float[Array, "3"]:
+        """Radial projection (the limit of the Newton iteration along the gradient)."""
+        del num_iterations
+        return self.radius * safe_normalize(x, jnp.asarray(_X, x.dtype))
+
+    def _start(self, point, tangent):
+        n = safe_normalize(point, jnp.asarray(_X, point.dtype))
+        return n, darboux_frame(n, tangent)[:, 0]
+
+    def shoot_geodesic(
+        self,
+        point: Float[ArrayLike, "3"],
+        tangent: Float[ArrayLike, "3"],
+        length: Float[ArrayLike, ""],
+        *,
+        accuracy: float = 1e-9,
+        integrator: GeodesicIntegrator | None = None,
+    ) -> Geodesic:
+        """Closed-form great circle; see `AbstractSurface.shoot_geodesic` (`accuracy`
+        and `integrator` are accepted for a uniform interface and ignored)."""
+        del accuracy, integrator
+        point, tangent, length = geodesic_inputs(point, tangent, length)
+        n, t = self._start(point, tangent)
+        r = self.radius
+        theta = length / r
+        c, s = jnp.cos(theta), jnp.sin(theta)
+        return make_geodesic(
+            self,
+            p_SP=r * n,
+            t_P=t,
+            p_SQ=r * (n * c + t * s),
+            t_Q=t * c - n * s,
+            arc_length=length,
+            jacobi_Q=jnp.stack([c, r * s]),
+            jacobi_dot_Q=jnp.stack([-s / r, c]),
+            converged=jnp.array(True),
+            num_steps=jnp.array(0, jnp.int32),
+        )
+
+    def geodesic_points(
+        self,
+        point: Float[ArrayLike, "3"],
+        tangent: Float[ArrayLike, "3"],
+        length: Float[ArrayLike, ""],
+        num_samples: int,
+        *,
+        accuracy: float = 1e-9,
+        integrator: GeodesicIntegrator | None = None,
+    ) -> Float[Array, "num_samples 3"]:
+        """Closed-form samples at equal arc length; see `AbstractSurface.geodesic_points`."""
+        del accuracy, integrator
+        point, tangent, length = geodesic_inputs(point, tangent, length)
+        n, t = self._start(point, tangent)
+        theta = jnp.linspace(0, 1, num_samples, dtype=point.dtype) * (length / self.radius)
+        return self.radius * (
+            jnp.cos(theta)[:, None] * n + jnp.sin(theta)[:, None] * t
+        )

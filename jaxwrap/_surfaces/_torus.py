@@ -1,0 +1,65 @@
+"""`Torus`: torus about local z; geodesics are integrated numerically."""
+
+import equinox as eqx
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from ._base import AbstractSurface
+from ._misc import as_float_array, check_positive, is_concrete_and, safe_norm
+
+
+class Torus(AbstractSurface):
+    """Torus about the z axis of S: ring (centre-circle) radius R, tube radius a < R.
+
+    f = 1 - ((R - ρ)² + z²)/a² with ρ = √(x² + y²) (Simbody's scaling); closed-form
+    gradient and Hessian (cablespan.md §2.1 table). On the z axis (ρ = 0, far inside the
+    hole, never on the surface) the derivatives are kept finite rather than exact.
+
+    **Arguments:**
+
+    - `ring_radius`: R > 0.
+    - `tube_radius`: 0 < a < R.
+    """
+
+    ring_radius: Float[Array, ""] = eqx.field(converter=as_float_array)
+    tube_radius: Float[Array, ""] = eqx.field(converter=as_float_array)
+
+    def __check_init__(self):
+        check_positive("ring_radius", self.ring_radius)
+        check_positive("tube_radius", self.tube_radius)
+        if is_concrete_and(lambda R, a: a >= R, self.ring_radius, self.tube_radius):
+            raise ValueError(
+                f"`tube_radius` ({self.tube_radius}) must be smaller than "
+                f"`ring_radius` ({self.ring_radius})."
+            )
+
+    def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:
+        rho = safe_norm(x[:2])
+        return 1 - ((self.ring_radius - rho) ** 2 + x[2] ** 2) / self.tube_radius**2
+
+    def _rho(self, x):
+        rho = safe_norm(x[:2])
+        return jnp.where(rho > 0, rho, 1)
+
+    def gradient(self, x: Float[Array, "3"]) -> Float[Array, "3"]:
+        rho = self._rho(x)
+        a2 = self.tube_radius**2
+        radial = 2 * (self.ring_radius - rho) / (a2 * rho)
+        return jnp.stack([x[0] * radial, x[1] * radial, -2 * x[2] / a2])
+
+    def hessian(self, x: Float[Array, "3"]) -> Float[Array, "3 3"]:
+        rho = self._rho(x)
+        a2 = self.tube_radius**2
+        c = 2 * self.ring_radius / (a2 * rho**3)
+        fxx = c * x[1] ** 2 - 2 / a2
+        fyy = c * x[0] ** 2 - 2 / a2
+        fxy = -c * x[0] * x[1]
+        fzz = -2 / a2 * jnp.ones_like(x[2])
+        zero = jnp.zeros_like(fxx)
+        return jnp.stack(
+            [
+                jnp.stack([fxx, fxy, zero]),
+                jnp.stack([fxy, fyy, zero]),
+                jnp.stack([zero, zero, fzz]),
+            ]
+        )
