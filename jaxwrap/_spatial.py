@@ -4,10 +4,16 @@ Frame notation (monogram, as in Simbody and Drake): ``X_AB`` is the pose of fram
 frame A, so ``X_AB.apply(p_B) == p_A`` and ``X_AB @ X_BC == X_AC``; ``R_AB`` is its
 rotation and ``p_AB`` its translation (the position of B's origin in A).
 
-The exponential and logarithm maps, quaternion conversions and matrix-to-quaternion
-extraction are jaxlie's (NaN-safe at zero rotation and at angle pi); this module only
-adapts them to the rotation-matrix representation used throughout jaxwrap.
+The SO(3)/SO(2) exponential and logarithm maps, quaternion conversions and
+matrix-to-quaternion extraction are jaxlie's (NaN-safe at zero rotation and at angle pi);
+this module adapts them to the rotation-matrix representation used throughout jaxwrap.
 Quaternions are ``(x, y, z, w)``, pinocchio's and Eigen's coefficient order.
+
+The SE(3) and SE(2) maps are not jaxlie's: jaxlie 1.5's small-angle branch of the SE(3)
+left Jacobian ``V`` returns the rotation matrix (``I + [w]``, not ``I + [w]/2``), an error
+of ``|w| |v| / 2`` below ``|w| < 1e-5`` in float64 (``3e-3`` in float32), and its SE(2)
+series loses ~1e-9 near ``|w| = 1e-4``. Here ``V`` and ``V^-1`` use the rotation from
+jaxlie and five-term series at small angles, accurate to rounding everywhere.
 """
 
 from __future__ import annotations
@@ -100,7 +106,8 @@ class Transform(eqx.Module):
     @classmethod
     def exp(cls, twist: ArrayLike) -> Transform:
         """SE(3) exponential of a twist ``(linear, angular)`` (pinocchio's ``exp6`` ordering)."""
-        return cls.from_jaxlie(jaxlie.SE3.exp(_as_float_array(twist)))
+        rotation, translation = se3_exp(twist)
+        return cls(rotation, translation)
 
     @classmethod
     def from_jaxlie(cls, pose: jaxlie.SE3) -> Transform:
@@ -129,7 +136,7 @@ class Transform(eqx.Module):
 
     def log(self) -> Float[Array, "*batch 6"]:
         """SE(3) logarithm as a twist ``(linear, angular)`` (pinocchio's ``log6`` ordering)."""
-        return self.as_jaxlie().log()
+        return se3_log(self.rotation, self.translation)
 
     # ---------------------------------------------------------------- group operations
     def inverse(self) -> Transform:
@@ -246,3 +253,75 @@ def unskew(m: ArrayLike) -> Float[Array, "*batch 3"]:
     return 0.5 * jnp.stack(
         [m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]], axis=-1
     )
+
+
+# -------------------------------------------------------------------- SE(3) and SE(2) maps
+# Power series in theta^2 of the coefficients below, used where theta^2 is below a
+# dtype-dependent switch: there the series' truncation error (theta^10 / 10!) and the
+# closed form's cancellation error (eps / theta^2) are both at rounding level.
+def _series_below(dtype) -> float:
+    return 1e-2 if jnp.finfo(dtype).bits >= 64 else 1e-1
+
+
+_SERIES = {
+    "sinc": (1.0, -1 / 6, 1 / 120, -1 / 5040, 1 / 362880),  # sin t / t
+    "A": (1 / 2, -1 / 24, 1 / 720, -1 / 40320, 1 / 3628800),  # (1 - cos t) / t^2
+    "B": (1 / 6, -1 / 120, 1 / 5040, -1 / 362880, 1 / 39916800),  # (t - sin t) / t^3
+    "C": (1 / 12, 1 / 720, 1 / 30240, 1 / 1209600, 1 / 119750400),  # (1 - t sin t / (2 (1 - cos t))) / t^2
+}
+
+
+def _coefficient(name: str, theta2: Array) -> Array:
+    """One of the `_SERIES` functions of ``theta^2``, NaN-free in value and gradient."""
+    switch = _series_below(theta2.dtype)
+    small = theta2 < switch
+    t2 = jnp.where(small, switch, theta2)  # double-where: the closed form never sees 0
+    t = jnp.sqrt(t2)
+    closed = {
+        "sinc": lambda: jnp.sin(t) / t,
+        "A": lambda: (1.0 - jnp.cos(t)) / t2,
+        "B": lambda: (t - jnp.sin(t)) / (t2 * t),
+        "C": lambda: (1.0 - t * jnp.sin(t) / (2.0 * (1.0 - jnp.cos(t)))) / t2,
+    }[name]()
+    series = jnp.polyval(jnp.asarray(_SERIES[name][::-1], dtype=theta2.dtype), theta2)
+    return jnp.where(small, series, closed)
+
+
+def se3_exp(twist: ArrayLike) -> tuple[Array, Array]:
+    """SE(3) exponential of ``(linear, angular)`` twists (..., 6) -> (rotation, translation)."""
+    twist = _as_float_array(twist)
+    v, w = twist[..., :3], twist[..., 3:]
+    theta2 = jnp.sum(w * w, axis=-1)[..., None, None]
+    W = skew(w)
+    V = jnp.eye(3, dtype=twist.dtype) + _coefficient("A", theta2) * W + _coefficient("B", theta2) * (W @ W)
+    return axis_angle_to_rotation(w), _matvec(V, v)
+
+
+def se3_log(rotation: ArrayLike, translation: ArrayLike) -> Array:
+    """SE(3) logarithm -> ``(linear, angular)`` twist (..., 6), angle in [0, pi]."""
+    w = rotation_to_axis_angle(rotation)
+    theta2 = jnp.sum(w * w, axis=-1)[..., None, None]
+    W = skew(w)
+    V_inv = jnp.eye(3, dtype=w.dtype) - 0.5 * W + _coefficient("C", theta2) * (W @ W)
+    return jnp.concatenate([_matvec(V_inv, _as_float_array(translation)), w], axis=-1)
+
+
+def se2_exp(twist: ArrayLike) -> tuple[Array, Array]:
+    """SE(2) exponential of ``(vx, vy, omega)`` -> ((cos, sin), (x, y))."""
+    twist = _as_float_array(twist)
+    theta = twist[..., 2]
+    theta2 = theta * theta
+    a, b = _coefficient("sinc", theta2), theta * _coefficient("A", theta2)
+    vx, vy = twist[..., 0], twist[..., 1]
+    unit = jaxlie.SO2.from_radians(theta).unit_complex
+    return unit, jnp.stack([a * vx - b * vy, b * vx + a * vy], axis=-1)
+
+
+def se2_log(unit_complex: ArrayLike, xy: ArrayLike) -> Array:
+    """SE(2) logarithm of ((cos, sin), (x, y)) -> ``(vx, vy, omega)``, omega in (-pi, pi]."""
+    theta = jaxlie.SO2(unit_complex=_as_float_array(unit_complex)).log()[..., 0]
+    theta2 = theta * theta
+    a, b = _coefficient("sinc", theta2), theta * _coefficient("A", theta2)
+    det = 2.0 * _coefficient("A", theta2)  # a^2 + b^2 = 2 (1 - cos t) / t^2 > 0 on (-pi, pi]
+    x, y = _as_float_array(xy)[..., 0], _as_float_array(xy)[..., 1]
+    return jnp.stack([(a * x + b * y) / det, (-b * x + a * y) / det, theta], axis=-1)

@@ -18,7 +18,8 @@ A joint maps its frame J (fixed in the parent, placed by the joint origin) to th
 body frame B: ``X_JB(q)``. The child's spatial velocity expressed in B is ``S v`` with the
 constant motion subspace ``S`` (6 x nv, rows ``[linear; angular]``); integration is the
 group exponential on the right, ``X_JB(q + v) = X_JB(q) exp(S v)``, as in pinocchio.
-The SO(2)/SE(2)/SE(3) maps come from jaxlie.
+The SO(2) maps come from jaxlie, the SE(2)/SE(3) ones from ``jaxwrap._spatial`` (see
+there why not jaxlie's).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import jax.numpy as jnp
 import jaxlie
 from jaxtyping import Array
 
-from .._spatial import quaternion_to_rotation
+from .._spatial import quaternion_to_rotation, rotation_to_quaternion, se2_exp, se2_log, se3_exp, se3_log
 
 # Sampling range for random configurations of coordinates without finite limits
 # (free-flyer and planar translations; pinocchio would refuse infinite bounds).
@@ -182,26 +183,25 @@ PRISMATIC = JointKind(
 
 
 # ---------------------------------------------------------------------------- floating (SE(3))
-def _se3_from_q(q):
-    xyzw = q[3:7]
-    wxyz = jnp.concatenate([xyzw[3:], xyzw[:3]])
-    return jaxlie.SE3(wxyz_xyz=jnp.concatenate([wxyz, q[:3]]))
-
-
 def _floating_transform(q, axis):
     return quaternion_to_rotation(q[3:7]), q[:3]
 
 
 def _floating_integrate(q, v):
-    moved = _se3_from_q(q) @ jaxlie.SE3.exp(v)
-    xyzw = jnp.concatenate([moved.rotation().wxyz[1:], moved.rotation().wxyz[:1]])
+    # q ⊕ v = X(q) exp(v), as pinocchio's SpecialEuclideanOperation<3>.
+    R0, p0 = _floating_transform(q, None)
+    R_step, p_step = se3_exp(v)
+    xyzw = rotation_to_quaternion(R0 @ R_step)
     # pinocchio picks the quaternion sign on the same hemisphere as the input.
     xyzw = jnp.where(jnp.dot(xyzw, q[3:7]) < 0, -xyzw, xyzw)
-    return jnp.concatenate([moved.translation(), _renormalize(xyzw)])
+    return jnp.concatenate([R0 @ p_step + p0, _renormalize(xyzw)])
 
 
 def _floating_difference(q0, q1):
-    return (_se3_from_q(q0).inverse() @ _se3_from_q(q1)).log()
+    # log(X(q0)^-1 X(q1)), pinocchio's log6 of the relative transform.
+    R0, p0 = _floating_transform(q0, None)
+    R1, p1 = _floating_transform(q1, None)
+    return se3_log(R0.T @ R1, R0.T @ (p1 - p0))
 
 
 def _floating_random(key, lower, upper):
@@ -228,10 +228,6 @@ FLOATING = JointKind(
 
 
 # ---------------------------------------------------------------------------- planar (SE(2))
-def _se2_from_q(q):
-    return jaxlie.SE2(unit_complex_xy=jnp.concatenate([q[2:4], q[:2]]))
-
-
 def _planar_transform(q, axis):
     rotation = rotation_about_axis(jnp.array([0.0, 0.0, 1.0], dtype=q.dtype), q[2], q[3])
     return rotation, jnp.concatenate([q[:2], jnp.zeros(1, dtype=q.dtype)])
@@ -242,14 +238,21 @@ def _planar_subspace(axis):
     return S.at[0, 0].set(1.0).at[1, 1].set(1.0).at[5, 2].set(1.0)
 
 
+def _complex_product(a, b):
+    return jnp.stack([a[0] * b[0] - a[1] * b[1], a[0] * b[1] + a[1] * b[0]])
+
+
 def _planar_integrate(q, v):
-    moved = _se2_from_q(q) @ jaxlie.SE2.exp(v)
-    params = moved.unit_complex_xy
-    return jnp.concatenate([params[2:], _renormalize(params[:2])])
+    # (x, y, c, s) ⊕ v = X(q) exp(v) in SE(2).
+    unit_step, xy_step = se2_exp(v)
+    unit0 = q[2:4]
+    xy = q[:2] + _complex_product(unit0, xy_step)
+    return jnp.concatenate([xy, _renormalize(_complex_product(unit0, unit_step))])
 
 
 def _planar_difference(q0, q1):
-    return (_se2_from_q(q0).inverse() @ _se2_from_q(q1)).log()
+    conj0 = jnp.stack([q0[2], -q0[3]])
+    return se2_log(_complex_product(conj0, q1[2:4]), _complex_product(conj0, q1[:2] - q0[:2]))
 
 
 def _planar_random(key, lower, upper):
