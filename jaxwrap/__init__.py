@@ -13,6 +13,29 @@ from ._spatial import (
 from ._kinematics import RobotModel as RobotModel, RobotModelBuilder as RobotModelBuilder
 
 # --- surfaces and geodesics (jaxwrap/_surfaces) ---
+from ._surfaces import (
+    AbstractSurface as AbstractSurface,
+    Cylinder as Cylinder,
+    Ellipsoid as Ellipsoid,
+    Geodesic as Geodesic,
+    GeodesicIntegrator as GeodesicIntegrator,
+    ImplicitSurface as ImplicitSurface,
+    NearestPointOnLine as NearestPointOnLine,
+    Sphere as Sphere,
+    Torus as Torus,
+)
 # --- end surfaces ---
+
+# --- convex-shape contact (jaxwrap/_contact) ---
+from ._contact import (
+    AbstractDifferentiableFunction as AbstractDifferentiableFunction,
+    ContactType as ContactType,
+    ConvexShape as ConvexShape,
+    ConvexShapeContact as ConvexShapeContact,
+    ConvexShapeContactComplement as ConvexShapeContactComplement,
+    ConvexShapeContactHold as ConvexShapeContactHold,
+    ForceData as ForceData,
+)
+# --- end contact ---
 
 __version__ = "0.1.0"

@@ -22,7 +22,7 @@ from jaxtyping import Array, ArrayLike, Float
 
 from . import _geodesic_ode, _touchdown
 from ._geodesic import Geodesic
-from ._misc import safe_norm, safe_normalize
+from ._misc import gaussian_curvature_from, safe_norm, safe_normalize
 
 # Simbody's last-resort normal where the gradient vanishes.
 _FALLBACK_NORMAL = (1.0, 1.1, 1.2)
@@ -191,23 +191,6 @@ class AbstractSurface(eqx.Module):
             accuracy=accuracy,
             integrator=integrator,
         )
-
-
-def gaussian_curvature_from(
-    g: Float[Array, "3"], H: Float[Array, "3 3"]
-) -> Float[Array, ""]:
-    """K = ∇fᵀ adj(H) ∇f / |∇f|⁴ from a gradient and a (symmetric) Hessian."""
-    fxx, fyy, fzz = H[0, 0], H[1, 1], H[2, 2]
-    fxy, fxz, fyz = H[0, 1], H[0, 2], H[1, 2]
-    adj = jnp.array(
-        [
-            [fyy * fzz - fyz**2, fxz * fyz - fxy * fzz, fxy * fyz - fxz * fyy],
-            [fxz * fyz - fxy * fzz, fxx * fzz - fxz**2, fxy * fxz - fxx * fyz],
-            [fxy * fyz - fxz * fyy, fxy * fxz - fxx * fyz, fxx * fyy - fxy**2],
-        ]
-    )
-    g2 = jnp.dot(g, g)
-    return jnp.dot(g, adj @ g) / _safe_positive(g2 * g2)
 
 
 def _quadratic(H: Float[Array, "3 3"], d: Float[Array, "3"]) -> Float[Array, ""]:

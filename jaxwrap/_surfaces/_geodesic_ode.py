@@ -50,7 +50,7 @@ from jax.flatten_util import ravel_pytree
 from jaxtyping import Array, ArrayLike, Float
 
 from ._geodesic import Geodesic, make_geodesic
-from ._misc import darboux_frame, geodesic_inputs
+from ._misc import darboux_frame, gaussian_curvature_from, geodesic_inputs
 
 if TYPE_CHECKING:
     from ._base import AbstractSurface
@@ -79,8 +79,6 @@ class GeodesicIntegrator(eqx.Module):
 
 def geodesic_vector_field(sigma, y: Float[Array, "10"], args) -> Float[Array, "10"]:
     """dy/dσ for normalised time σ = s/ℓ; `args = (surface, ℓ)`."""
-    from ._base import gaussian_curvature_from
-
     del sigma
     surface, length = args
     p, v = y[0:3], y[3:6]

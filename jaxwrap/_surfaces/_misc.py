@@ -1,9 +1,11 @@
 """Small NaN-safe helpers shared by the surface layer."""
 
+from collections.abc import Callable
+
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, ArrayLike, Bool, Float
+from jaxtyping import Array, ArrayLike, Float
 
 
 def safe_norm(v: Float[Array, "... n"]) -> Float[Array, "..."]:
@@ -83,7 +85,7 @@ def _concrete(value):
         return None
 
 
-def is_concrete_and(predicate: Bool[ArrayLike, ""] | bool, *values) -> bool:
+def is_concrete_and(predicate: Callable[..., ArrayLike], *values) -> bool:
     """True when every value is concrete and `predicate(*values)` holds (used for validation)."""
     concretes = [_concrete(v) for v in values]
     if any(c is None for c in concretes):
@@ -107,3 +109,20 @@ def geodesic_inputs(point, tangent, length):
         jnp.asarray(tangent, dtype),
         jnp.asarray(length, dtype),
     )
+
+
+def gaussian_curvature_from(
+    g: Float[Array, "3"], H: Float[Array, "3 3"]
+) -> Float[Array, ""]:
+    """K = ∇fᵀ adj(H) ∇f / |∇f|⁴ from a gradient and a (symmetric) Hessian."""
+    fxx, fyy, fzz = H[0, 0], H[1, 1], H[2, 2]
+    fxy, fxz, fyz = H[0, 1], H[0, 2], H[1, 2]
+    adj = jnp.array(
+        [
+            [fyy * fzz - fyz**2, fxz * fyz - fxy * fzz, fxy * fyz - fxz * fyy],
+            [fxz * fyz - fxy * fzz, fxx * fzz - fxz**2, fxy * fxz - fxx * fyz],
+            [fxy * fyz - fxz * fyy, fxy * fxz - fxx * fyz, fxx * fyy - fxy**2],
+        ]
+    )
+    g2 = jnp.dot(g, g)
+    return jnp.dot(g, adj @ g) / jnp.where(g2 > 0, g2 * g2, 1)

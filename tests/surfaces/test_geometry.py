@@ -60,9 +60,10 @@ def test_curvature_cylinder_and_torus():
     cylinder = js.Cylinder(2.0)
     x = jnp.array([2.0, 0.0, 0.3])
     d45 = jnp.array([0.0, 1.0, 1.0]) / np.sqrt(2)
-    # Simbody's cylinder override k = (dx² + dy²)/ρ; torsion along a 45° helix: 1/(2r)·... sign.
+    # Simbody's cylinder override k = (dx² + dy²)/ρ. Along the 45° helix n turns about z
+    # at rate 1/(2√2); n' = -κ t + τ b with κ = -1/4 gives τ = +1/4.
     assert float(cylinder.curvature(x, d45)) == pytest.approx(0.25)
-    assert float(cylinder.geodesic_torsion(x, d45)) == pytest.approx(-0.25)
+    assert float(cylinder.geodesic_torsion(x, d45)) == pytest.approx(0.25)
     assert float(cylinder.gaussian_curvature(x)) == pytest.approx(0.0, abs=1e-15)
 
     torus = SURFACES["torus"]
