@@ -26,6 +26,8 @@ from ._surfaces import (
 )
 # --- end surfaces ---
 
+from ._cable import CablePath as CablePath, CableSettings as CableSettings, CableSpan as CableSpan
+
 # --- convex-shape contact (jaxwrap/_contact) ---
 from ._contact import (
     AbstractDifferentiableFunction as AbstractDifferentiableFunction,
@@ -35,6 +37,8 @@ from ._contact import (
     ConvexShapeContactComplement as ConvexShapeContactComplement,
     ConvexShapeContactHold as ConvexShapeContactHold,
     ForceData as ForceData,
+    ProjectionSolution as ProjectionSolution,
+    project as project,
 )
 # --- end contact ---
 
