@@ -326,9 +326,10 @@ def solve(cable: CableSpan, body_poses: Transform, warm_start: CablePath | None 
 
     scene_nodiff = build_scene(jax.lax.stop_gradient(cable), jax.lax.stop_gradient(body_poses))
     if warm_start is not None and cable.settings.use_warm_start:
-        if len(warm_start.state.geodesics) != cable.num_obstacles:
-            raise ValueError("warm_start comes from a cable with a different number of obstacles")
-        state0 = jax.lax.stop_gradient(warm_start.state)
+        warm = warm_start.state if isinstance(warm_start, CablePath) else warm_start
+        if not isinstance(warm, CurveState) or len(warm.geodesics) != cable.num_obstacles:
+            raise ValueError("warm_start must be a CablePath (or its .state) of a cable with the same obstacles")
+        state0 = jax.lax.stop_gradient(warm)
     else:
         state0 = initial_state(jax.lax.stop_gradient(cable), scene_nodiff)
     result = run_solver(jax.lax.stop_gradient(cable), scene_nodiff, state0)
