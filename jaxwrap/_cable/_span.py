@@ -51,6 +51,7 @@ class CableSettings(eqx.Module):
     curve_segment_accuracy: float = eqx.field(static=True, default=1e-9)
     use_warm_start: bool = eqx.field(static=True, default=True)
     max_step: float = eqx.field(static=True, default=10 * math.pi / 180)
+    step_limit_by_magnitude: bool = eqx.field(static=True, default=False)
 
     def __check_init__(self):
         if self.algorithm not in ALGORITHMS:
@@ -65,6 +66,8 @@ class CableSettings(eqx.Module):
             raise ValueError(f"use_warm_start must be a bool, got {self.use_warm_start!r}")
         if not (isinstance(self.max_step, (int, float)) and self.max_step > 0):
             raise ValueError(f"max_step must be a positive angle in radians, got {self.max_step!r}")
+        if not isinstance(self.step_limit_by_magnitude, (bool, np.bool_)):
+            raise ValueError(f"step_limit_by_magnitude must be a bool, got {self.step_limit_by_magnitude!r}")
 
 
 class Obstacle(eqx.Module):
@@ -165,7 +168,8 @@ class CableSpan(eqx.Module):
         """A copy with some solver settings changed: ``algorithm`` (``"minimum_length"``, the
         default, or ``"scholz2015"``), ``smoothness_tolerance`` (rad), ``max_iterations``
         (per cable segment), ``curve_segment_accuracy``, ``use_warm_start``, ``max_step``
-        (rad, the step limiter)."""
+        (rad, the step limiter) and ``step_limit_by_magnitude`` (limit with |correction|
+        instead of Simbody's signed correction)."""
         unknown = set(changes) - set(CableSettings.__dataclass_fields__)
         if unknown:
             raise ValueError(f"unknown cable settings {sorted(unknown)}; known: {sorted(CableSettings.__dataclass_fields__)}")
