@@ -1,0 +1,150 @@
+"""Cable solving: jaxwrap ``jit(vmap(solve))`` versus OpenSim's Scholz2015GeometryPath
+(Simbody's CableSpan) on the same scenarios, in one run.
+
+    pip install -e '.[bench]' opensim
+    python benchmarks/cable.py [--batch 4096] [--repeats 3] [--robustness 10000]
+
+Scenarios (benchmarks/cable_scenarios.py): a sphere, a cylinder, an ellipsoid, a torus
+and the 4-obstacle chain of Simbody's testSimpleCable/ExampleCableSpan, the termination
+moved randomly in a small box. Both libraries use OpenSim's settings (Scholz2015,
+smoothness 1e-5, accuracy 1e-10, 50 iterations).
+
+- cold: every path solved from the contact hints (OpenSim: use_warm_start = false);
+- warm: every path seeded with the solution at a point 1 mm away (OpenSim: the
+  previous evaluation's state, the way a simulation steps);
+- grad: reverse-mode ``grad`` of the length w.r.t. the termination point (implicit
+  differentiation), per path, and its ratio to the cold forward solve.
+
+Times are medians over repeats, per path (jaxwrap: batch time / batch size). ratio =
+OpenSim time per evaluation / jaxwrap time per path (> 1: jaxwrap faster per path).
+``--robustness N`` also solves N random configurations per scenario (cold and warm) and
+prints converged fractions and NaN counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+import cable_scenarios as scenarios  # noqa: E402
+from _opensim_cable import opensim_cable_timings  # noqa: E402
+
+OPENSIM_SETTINGS = dict(algorithm="scholz2015", smoothness_tolerance=1e-5, curve_segment_accuracy=1e-10, max_iterations=50)
+
+
+def _timed(fn, *args, repeats):
+    start = time.perf_counter()
+    out = jax.block_until_ready(fn(*args))
+    first = time.perf_counter() - start
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        times.append(time.perf_counter() - start)
+    median = statistics.median(times)
+    return out, median, max(first - median, 0.0)
+
+
+def run_jaxwrap(name: str, batch: int, repeats: int, settings=OPENSIM_SETTINGS) -> dict:
+    cable = scenarios.build(name, **settings)
+    ends = scenarios.terminations(name, batch, seed=1)
+    nearby = ends + 1e-3 * jax.random.normal(jax.random.PRNGKey(2), ends.shape) / np.sqrt(3)
+
+    def stats(path):
+        return path.length, path.num_iterations, path.converged, path.state
+
+    cold = jax.jit(jax.vmap(lambda t: stats(cable.solve(scenarios.body_poses(t)))))
+    warm = jax.jit(jax.vmap(lambda t, s: stats(cable.solve(scenarios.body_poses(t), warm_start=s))))
+    grad = jax.jit(jax.vmap(jax.grad(lambda t: cable.solve(scenarios.body_poses(t)).length)))
+
+    (length, iterations, converged, state), t_cold, c_cold = _timed(cold, ends, repeats=repeats)
+    (w_length, w_iterations, w_converged, _), t_warm, c_warm = _timed(warm, nearby, state, repeats=repeats)
+    gradients, t_grad, c_grad = _timed(grad, ends, repeats=repeats)
+    return dict(
+        cold=t_cold / batch, warm=t_warm / batch, grad=t_grad / batch,
+        compile=dict(cold=c_cold, warm=c_warm, grad=c_grad),
+        iterations=dict(cold=(float(jnp.mean(iterations)), int(jnp.max(iterations))),
+                        warm=(float(jnp.mean(w_iterations)), int(jnp.max(w_iterations)))),
+        converged=dict(cold=float(jnp.mean(converged)), warm=float(jnp.mean(w_converged))),
+        nan=int(jnp.sum(~jnp.isfinite(length)) + jnp.sum(~jnp.isfinite(w_length)) + jnp.sum(~jnp.isfinite(gradients))),
+    )
+
+
+def robustness(name: str, num: int, chunk: int = 2048) -> dict:
+    """Default settings (minimum_length): converged fraction and NaNs over ``num`` random
+    configurations, cold and warm (seeded 1 mm away)."""
+    cable = scenarios.build(name)
+
+    @jax.jit
+    @jax.vmap
+    def both(t, t_near):
+        first = cable.solve(scenarios.body_poses(t))
+        second = cable.solve(scenarios.body_poses(t_near), warm_start=first)
+        finite = jnp.isfinite(first.length) & jnp.isfinite(second.length)
+        return first.converged, second.converged, finite
+
+    cold = warm = finite = 0
+    for start in range(0, num, chunk):
+        size = min(chunk, num - start)
+        ends = scenarios.terminations(name, chunk, seed=100 + start)
+        near = ends + 1e-3 * jax.random.normal(jax.random.PRNGKey(start), ends.shape) / np.sqrt(3)
+        c, w, f = both(ends, near)
+        cold += int(jnp.sum(c[:size]))
+        warm += int(jnp.sum(w[:size]))
+        finite += int(jnp.sum(f[:size]))
+    return dict(cold=cold / num, warm=warm / num, nan=num - finite)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=4096)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--opensim-evals", type=int, default=500)
+    parser.add_argument("--robustness", type=int, default=0, help="also check N random configurations per scenario")
+    parser.add_argument("--scenarios", nargs="*", default=list(scenarios.NAMES))
+    args = parser.parse_args()
+
+    print(f"jax {jax.__version__} on {jax.devices()[0].platform}; batch {args.batch}; medians of {args.repeats}")
+    opensim = opensim_cable_timings(n_evals=args.opensim_evals, scenarios=args.scenarios)
+    if opensim is None:
+        print("(opensim not installed: OpenSim columns show n/a)")
+    header = (
+        f"{'scenario':<10} {'mode':<5} {'jaxwrap/path':>13} {'OpenSim/eval':>13} {'ratio':>7} "
+        f"{'iters mean/max':>15} {'conv.':>6} {'compile':>8}"
+    )
+    print(header)
+    print("-" * len(header))
+    for name in args.scenarios:
+        r = run_jaxwrap(name, args.batch, args.repeats)
+        for mode in ("cold", "warm"):
+            os_time = opensim[name][mode]["median_s"] if opensim else None
+            os_text = f"{os_time * 1e6:10.1f} us" if os_time else f"{'n/a':>13}"
+            ratio = f"{os_time / r[mode]:7.2f}" if os_time else f"{'n/a':>7}"
+            mean_it, max_it = r["iterations"][mode]
+            print(
+                f"{name:<10} {mode:<5} {r[mode] * 1e6:10.1f} us {os_text} {ratio} {mean_it:9.1f}/{max_it:<5d} "
+                f"{r['converged'][mode]:6.3f} {r['compile'][mode]:7.1f}s"
+            )
+        print(
+            f"{name:<10} {'grad':<5} {r['grad'] * 1e6:10.1f} us {'':>13} {'':>7} grad/cold = {r['grad'] / r['cold']:.2f}"
+            f"{'':>2} NaN: {r['nan']}  compile {r['compile']['grad']:.1f}s"
+        )
+    if args.robustness:
+        print(f"\nrobustness, default settings (minimum_length), {args.robustness} random configurations each:")
+        for name in args.scenarios:
+            r = robustness(name, args.robustness)
+            print(f"{name:<10} converged cold {r['cold'] * 100:7.3f} %   warm {r['warm'] * 100:7.3f} %   NaN {r['nan']}")
+
+
+if __name__ == "__main__":
+    main()
