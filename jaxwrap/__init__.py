@@ -15,6 +15,7 @@ from ._kinematics import RobotModel as RobotModel, RobotModelBuilder as RobotMod
 # --- surfaces and geodesics (jaxwrap/_surfaces) ---
 from ._surfaces import (
     AbstractSurface as AbstractSurface,
+    BicubicHeightMap as BicubicHeightMap,
     Cylinder as Cylinder,
     Ellipsoid as Ellipsoid,
     Geodesic as Geodesic,
@@ -26,7 +27,12 @@ from ._surfaces import (
 )
 # --- end surfaces ---
 
-from ._cable import CablePath as CablePath, CableSettings as CableSettings, CableSpan as CableSpan
+from ._cable import (
+    CablePath as CablePath,
+    CableSettings as CableSettings,
+    CableSpan as CableSpan,
+    moment_arms as moment_arms,
+)
 
 # --- convex-shape contact (jaxwrap/_contact) ---
 from ._contact import (

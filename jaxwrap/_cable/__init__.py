@@ -5,5 +5,6 @@
 implicit differentiation of the converged path, `_path.py` the outputs.
 """
 
+from ._moment_arms import moment_arms as moment_arms
 from ._path import CablePath as CablePath
 from ._span import CableSettings as CableSettings, CableSpan as CableSpan

@@ -96,8 +96,7 @@ def initial_state(cable: CableSpan, scene: Scene) -> CurveState:
         X_SG = scene.X_GS[i].inverse()
         d = X_SG.rotate(scene.termination - scene.origin)
         anchor = hint.astype(dtype) if hint is not None else X_SG.apply(scene.origin)
-        point = obstacle.surface.project(anchor)
-        geodesics.append(_shoot(cable, i, point, d, jnp.zeros((), dtype)))
+        geodesics.append(obstacle.surface.zero_length_geodesic(anchor, d))
         status.append(INITIAL_GUESS if hint is not None else LIFTED)
     n = len(cable.obstacles)
     return CurveState(tuple(geodesics), jnp.asarray(status, dtype=jnp.int32).reshape(n), jnp.zeros((n, 3), dtype))
@@ -144,7 +143,7 @@ def update_status(
             start_here = (status[i] == INITIAL_GUESS) | touchdown
             hint = cable.obstacles[i].contact_hint
             seed = search.point if hint is None else jnp.where(status[i] == INITIAL_GUESS, hint, search.point)
-            fresh = _shoot(cable, i, seed, next_S - prev_S, jnp.zeros((), p_P.dtype))
+            fresh = surface.zero_length_geodesic(seed, next_S - prev_S)
 
             new_status = jnp.where(start_here, IN_CONTACT, jnp.where(liftoff, LIFTED, status[i]))
             new_tracking = jnp.where(liftoff, p_P, jnp.where((status[i] == LIFTED) & ~search.below, search.point, tracking[i]))

@@ -9,6 +9,7 @@ from ._cylinder import Cylinder as Cylinder
 from ._ellipsoid import Ellipsoid as Ellipsoid
 from ._geodesic import Geodesic as Geodesic
 from ._geodesic_ode import GeodesicIntegrator as GeodesicIntegrator
+from ._heightmap import BicubicHeightMap as BicubicHeightMap
 from ._implicit import ImplicitSurface as ImplicitSurface
 from ._misc import darboux_frame as darboux_frame
 from ._sphere import Sphere as Sphere

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 
 from . import _geodesic_ode, _touchdown
-from ._geodesic import Geodesic
+from ._geodesic import Geodesic, make_geodesic
 from ._misc import gaussian_curvature_from, safe_norm, safe_normalize
 
 # Simbody's last-resort normal where the gradient vanishes.
@@ -162,6 +162,29 @@ class AbstractSurface(eqx.Module):
         """
         return _geodesic_ode.shoot_numerically(
             self, point, tangent, length, accuracy=accuracy, integrator=integrator
+        )
+
+    def zero_length_geodesic(
+        self, point: Float[ArrayLike, "3"], tangent: Float[ArrayLike, "3"]
+    ) -> Geodesic:
+        """The geodesic of length 0 at the projection of `point`, heading along `tangent`
+        (projected onto the tangent plane): what `shoot_geodesic(point, tangent, 0)` returns,
+        without an integrator. Jacobi scalars take their initial values (a, r) = (1, 0),
+        (a', r') = (0, 1). Cables use it for contact hints and touchdown."""
+        point = jnp.asarray(point)
+        p = self.project(point)
+        dtype = p.dtype
+        return make_geodesic(
+            self,
+            p,
+            jnp.asarray(tangent, dtype),
+            p,
+            jnp.asarray(tangent, dtype),
+            jnp.zeros((), dtype),
+            jnp.array([1.0, 0.0], dtype),
+            jnp.array([0.0, 1.0], dtype),
+            jnp.array(True),
+            jnp.array(0),
         )
 
     def geodesic_points(

@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import jaxwrap as jw
 import jaxwrap._surfaces as js
 
 R_TORUS, A_TORUS = 2.0, 0.5
@@ -144,3 +145,17 @@ def test_nan_free_at_singular_points():
     R = js.darboux_frame(jnp.array([0.0, 0.0, 1.0]), jnp.array([0.0, 0.0, 2.0]))
     np.testing.assert_allclose(R.T @ R, np.eye(3), atol=1e-15)
     assert np.all(np.isfinite(jax.jacfwd(lambda t: js.darboux_frame(jnp.array([0.0, 0.0, 1.0]), t))(jnp.array([0.0, 0.0, 2.0]))))
+
+
+@pytest.mark.parametrize(
+    "surface",
+    [jw.Sphere(1.0), jw.Cylinder(0.7), jw.Ellipsoid(jnp.array([1.0, 2.0, 3.0])), jw.Torus(2.0, 0.5)],
+    ids=["sphere", "cylinder", "ellipsoid", "torus"],
+)
+def test_zero_length_geodesic_equals_shooting_zero_length(surface):
+    p, t = jnp.array([0.3, 0.9, 0.2]), jnp.array([1.0, 0.2, -0.3])
+    direct = surface.zero_length_geodesic(p, t)
+    shot = surface.shoot_geodesic(p, t, 0.0)
+    for a, b in zip(jax.tree.leaves(direct), jax.tree.leaves(shot)):
+        if jnp.issubdtype(a.dtype, jnp.floating):
+            np.testing.assert_allclose(a, b, atol=1e-14)

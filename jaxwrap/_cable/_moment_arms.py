@@ -1,0 +1,34 @@
+"""Moment arms of a cable on a `RobotModel`: ``r = -dL/dv`` along ``model.integrate``."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, ArrayLike, Float
+
+
+def moment_arms(model, cable, q: ArrayLike, warm_start=None) -> Float[Array, " nv"]:
+    """Moment arms of ``cable`` about every velocity coordinate of ``model`` at ``q``.
+
+    ``r_k = -dL/dv_k``: the generalized force per unit tension that the cable applies to
+    coordinate k (for a revolute joint, the classic muscle moment arm, positive when
+    shortening the cable turns the joint positively). Computed by reverse-mode
+    differentiation of the solved length through ``model.forward_kinematics(model.integrate(q, v))``
+    at ``v = 0``, i.e. implicit differentiation of the converged path; the cable's body
+    indices are the model's (0 = world).
+
+    **Arguments:**
+
+    - `model`: a `jaxwrap.RobotModel`.
+    - `cable`: a `jaxwrap.CableSpan` whose bodies index ``model``'s bodies.
+    - `q`: configuration (nq,).
+    - `warm_start`: optional previous `CablePath` (see `CableSpan.solve`).
+
+    **Returns:** (nv,) moment arms (m for revolute, dimensionless for prismatic coordinates).
+    """
+    q = jnp.asarray(q)
+
+    def length(v):
+        return cable.solve(model.forward_kinematics(model.integrate(q, v)), warm_start).length
+
+    return -jax.grad(length)(jnp.zeros(model.nv, dtype=jnp.result_type(q, float)))

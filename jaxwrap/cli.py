@@ -1,0 +1,183 @@
+"""The ``jaxwrap`` command line: ``jaxwrap demo``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from importlib import resources
+
+
+def demo_arm_urdf() -> str:
+    """The URDF text of the six-axis arm shipped with jaxwrap (``jaxwrap/data/demo_arm.urdf``)."""
+    return resources.files("jaxwrap").joinpath("data/demo_arm.urdf").read_text(encoding="utf-8")
+
+
+def run_kinematics_demo(joint: str = "elbow", num: int = 13, out=sys.stdout) -> None:
+    """Sweep one joint of the demo arm in a single batched (``jit(vmap)``) call and print the
+    tool position and the conditioning of its 6 x 6 Jacobian at each angle."""
+    import jax
+    import jax.numpy as jnp
+
+    import jaxwrap as jw
+
+    model = jw.RobotModel.from_urdf(demo_arm_urdf())
+    tool = model.body_index("tool")
+    column = model.joint_names.index(joint)
+    lower = float(model.lower_position_limit[column])
+    upper = float(model.upper_position_limit[column])
+    q0 = jnp.array([0.0, -0.6, 1.2, -0.6, 0.8, 0.0], dtype=model.joint_axes.dtype)
+
+    @jax.jit
+    @jax.vmap
+    def sweep(angle):
+        q = q0.at[column].set(angle)
+        X = model.forward_kinematics(q)[tool]
+        J = model.jacobian(q, tool)
+        singular_values = jnp.linalg.svd(J, compute_uv=False)
+        return X.translation, singular_values[0] / singular_values[-1], jnp.prod(singular_values)
+
+    angles = jnp.linspace(lower, upper, num, dtype=q0.dtype)
+    start = time.perf_counter()
+    tips, condition, manipulability = jax.block_until_ready(sweep(angles))
+    elapsed = time.perf_counter() - start
+
+    print(f"{model!r}", file=out)
+    print(f"sweeping {joint!r} over [{lower:.2f}, {upper:.2f}] rad in one jit(vmap) call ({num} angles)\n", file=out)
+    print(f"{'angle [rad]':>11} {'tool x':>9} {'tool y':>9} {'tool z':>9} {'cond(J)':>10} {'manip.':>9}", file=out)
+    for a, p, c, m in zip(angles.tolist(), tips.tolist(), condition.tolist(), manipulability.tolist()):
+        print(f"{a:11.3f} {p[0]:9.4f} {p[1]:9.4f} {p[2]:9.4f} {c:10.2f} {m:9.2e}", file=out)
+    print(f"\ncompile + run: {elapsed * 1e3:.0f} ms", file=out)
+
+
+def elbow_model_and_cable():
+    """The demo's elbow: a humerus welded to the world, a forearm on a revolute elbow (z
+    axis, 0 to 1.8 rad of flexion), and an extensor-like cable from the back of the
+    humerus over a cylinder at the elbow and an ellipsoid on the forearm."""
+    import jax.numpy as jnp
+
+    import jaxwrap as jw
+
+    b = jw.RobotModelBuilder("elbow")
+    b = b.add_body("humerus", mass=2.0, com=(0, -0.15, 0)).add_body("forearm", mass=1.2, com=(0, -0.12, 0))
+    b = b.add_joint("shoulder_weld", "fixed", "world", "humerus")
+    b = b.add_joint(
+        "elbow", "revolute", "humerus", "forearm",
+        placement=jw.Transform.from_translation([0, -0.3, 0]), axis=(0, 0, 1), lower=0.0, upper=1.8,
+    )
+    model = b.build()
+    humerus, forearm = model.body_index("humerus"), model.body_index("forearm")
+    cable = (
+        jw.CableSpan(humerus, [-0.03, -0.08, 0.0], forearm, [-0.01, -0.16, 0.0])
+        .add_obstacle(humerus, jw.Transform.from_translation([0, -0.3, 0]), jw.Cylinder(0.025), contact_hint=[-0.025, 0, 0])
+        .add_obstacle(
+            forearm, jw.Transform.from_translation([-0.012, -0.10, 0]),
+            jw.Ellipsoid(jnp.array([0.012, 0.04, 0.02])), contact_hint=[-0.012, 0, 0],
+        )
+    )
+    return model, cable
+
+
+def run_cable_demo(num: int = 13, plot: str | None = "jaxwrap_demo.png", out=sys.stdout) -> None:
+    """Sweep the elbow over its range in one batched call: solve the cable, take the moment
+    arm by implicit differentiation, print a table and (with matplotlib) save a plot."""
+    import jax
+    import jax.numpy as jnp
+
+    import jaxwrap as jw
+
+    model, cable = elbow_model_and_cable()
+    lower, upper = float(model.lower_position_limit[0]), float(model.upper_position_limit[0])
+    angles = jnp.linspace(lower, upper, num)
+
+    @jax.jit
+    @jax.vmap
+    def sweep(angle):
+        q = angle[None]
+        path = cable.solve(model.forward_kinematics(q))
+        return dict(
+            length=path.length, moment_arm=jw.moment_arms(model, cable, q)[0], iterations=path.num_iterations,
+            in_contact=path.in_contact, converged=path.converged, points=path.points(12),
+        )
+
+    start = time.perf_counter()
+    result = jax.block_until_ready(sweep(angles))
+    elapsed = time.perf_counter() - start
+
+    print(f"{model!r}\ncable: humerus -> cylinder (elbow) -> ellipsoid (forearm) -> forearm", file=out)
+    print(f"{num} elbow angles solved and differentiated in one jit(vmap) call\n", file=out)
+    print(f"{'angle [deg]':>11} {'length [mm]':>12} {'moment arm [mm]':>16} {'iterations':>10} {'contact':>9} {'ok':>3}", file=out)
+    for k, angle in enumerate(angles.tolist()):
+        contact = "".join("C" if c else "-" for c in result["in_contact"][k].tolist())
+        print(
+            f"{angle * 180 / 3.141592653589793:11.1f} {float(result['length'][k]) * 1e3:12.3f} "
+            f"{float(result['moment_arm'][k]) * 1e3:16.3f} {int(result['iterations'][k]):10d} {contact:>9} "
+            f"{'yes' if bool(result['converged'][k]) else 'NO':>3}",
+            file=out,
+        )
+    print(f"\ncompile + run: {elapsed:.1f} s (contact: C = in contact with cylinder, ellipsoid)", file=out)
+    if plot:
+        _plot_cable_demo(model, angles, result, plot, out)
+
+
+def _plot_cable_demo(model, angles, result, path, out) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib is not installed: no plot written)", file=out)
+        return
+    import numpy as np
+
+    fig = plt.figure(figsize=(10, 4.5))
+    ax = fig.add_subplot(1, 2, 1)
+    colors = plt.cm.viridis(np.linspace(0, 1, len(angles)))
+    for k in range(0, len(angles), max(1, len(angles) // 6)):
+        points = np.asarray(result["points"][k])
+        ax.plot(points[:, 0] * 1e3, points[:, 1] * 1e3, "-", color=colors[k], label=f"{np.degrees(angles[k]):.0f} deg")
+    circle = plt.Circle((0, -300), 25, fill=False, color="gray")
+    ax.add_patch(circle)
+    ax.set_aspect("equal")
+    ax.set_xlabel("x [mm]")
+    ax.set_ylabel("y [mm]")
+    ax.set_title("cable path (elbow plane)")
+    ax.legend(fontsize=7)
+    ax2 = fig.add_subplot(1, 2, 2)
+    ax2.plot(np.degrees(angles), np.asarray(result["moment_arm"]) * 1e3, "o-")
+    ax2.set_xlabel("elbow flexion [deg]")
+    ax2.set_ylabel("moment arm -dL/dq [mm]")
+    ax2.set_title("moment arm (implicit differentiation)")
+    ax2.grid(True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print(f"plot written to {path}", file=out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="jaxwrap", description="jaxwrap command line")
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="run a demo (default: the cable-wrapping elbow)")
+    demo.add_argument("which", nargs="?", choices=("cable", "arm"), default="cable",
+                      help="cable: elbow cable sweep with moment arms; arm: six-axis arm kinematics sweep")
+    demo.add_argument("--num", type=int, default=13, help="number of joint angles (default: 13)")
+    demo.add_argument("--joint", default="elbow", help="arm demo: joint to sweep (default: elbow)")
+    demo.add_argument("--plot", default="jaxwrap_demo.png", help="cable demo: PNG to write ('' for none)")
+    args = parser.parse_args(argv)
+    # The command line is an application, not the library: it runs in double precision
+    # (importing jaxwrap never changes this flag).
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    if args.command == "demo":
+        if args.which == "arm":
+            run_kinematics_demo(args.joint, args.num)
+        else:
+            run_cable_demo(args.num, args.plot or None)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
