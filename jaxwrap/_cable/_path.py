@@ -26,8 +26,10 @@ class CablePath(eqx.Module):
     - `smoothness`: the largest angular discontinuity (rad) between a straight line and a
       curve, over the whole path (Simbody's max path error).
     - `num_iterations`: corrections applied, summed over cable segments.
-    - `endpoint_inside`: (num_obstacles,) an end or via point of the obstacle's cable
-      segment lies inside the obstacle (Simbody throws there; `CableSpan.check` raises).
+    - `endpoint_inside`: (num_obstacles,) a neighbouring path point of the obstacle's
+      curve (an end or via point, or the adjacent contact point on another obstacle) lies
+      inside it, where the surface is defined (Simbody throws there; `CableSpan.check`
+      raises).
     """
 
     cable: Any  # CableSpan

@@ -108,7 +108,8 @@ def update_status(
 ) -> tuple[CurveState, Bool[Array, " n"]]:
     """Touchdown and liftoff (cablespan.md §2.10), obstacle by obstacle in path order, each
     seeing the already-updated state of the obstacles before it. Returns the new state and
-    whether a neighbouring end or via point lies inside each obstacle."""
+    whether a neighbouring path point (end, via or adjacent contact point) lies inside
+    each obstacle, where Simbody throws."""
     geodesics = list(state.geodesics)
     status = [state.status[i] for i in range(len(geodesics))]
     tracking = [state.tracking[i] for i in range(len(geodesics))]
@@ -124,8 +125,10 @@ def update_status(
                 nxt = jnp.where(status[j] != LIFTED, X_GS[j].apply(geodesics[j].p_SP), nxt)
             X_SG = X_GS[i].inverse()
             prev_S, next_S = X_SG.apply(prev), X_SG.apply(nxt)
-            inside[i] = (surface.implicit(X_SG.apply(scene.seg_start[s])) > 0) | (
-                surface.implicit(X_SG.apply(scene.seg_end[s])) > 0
+            # Simbody throws when a neighbouring path point (the previous contact point or
+            # segment start, the next one or segment end) lies inside the surface.
+            inside[i] = (surface.is_surface_defined(prev_S) & (surface.implicit(prev_S) > 0)) | (
+                surface.is_surface_defined(next_S) & (surface.implicit(next_S) > 0)
             )
             g = geodesics[i]
             p_P, n_P = g.p_SP, g.R_SP[:, 1]
@@ -162,9 +165,10 @@ def update_status(
 
 
 # ---------------------------------------------------------------------------- corrections
-def apply_correction(cable: CableSpan, i: int, g: Geodesic, c: Float[Array, "4"]) -> Geodesic:
+def apply_correction(cable: CableSpan, i: int, g: Geodesic, c: Float[Array, "4"], surface=None) -> Geodesic:
     """Natural geodesic correction (cablespan.md §2.4): displace P along t and b, turn the
-    start tangent about n, change the length; then reshoot."""
+    start tangent about n, change the length; then reshoot (on `surface`, by default the
+    obstacle's own)."""
     new_length = g.arc_length + c[3]
     # A negative length is clamped to 0, its excess spread over P and Q.
     c0 = c[0] + jnp.where(new_length < 0, 0.5 * new_length, 0.0)
@@ -172,7 +176,9 @@ def apply_correction(cable: CableSpan, i: int, g: Geodesic, c: Float[Array, "4"]
     point = g.p_SP + t * c0 + b * c[1]
     w = (g.curvatures_P[0] * c0 - g.torsion_P * c[1]) * b - c[2] * n
     tangent = t + jnp.cross(w, t)
-    return _shoot(cable, i, point, tangent, jnp.where(new_length > 0, new_length, 0.0))
+    surface = cable.obstacles[i].surface if surface is None else surface
+    length = jnp.where(new_length > 0, new_length, 0.0)
+    return surface.shoot_geodesic(point, tangent, length, accuracy=cable.settings.curve_segment_accuracy)
 
 
 class Evaluation(NamedTuple):

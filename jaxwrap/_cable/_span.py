@@ -267,7 +267,8 @@ class CableSpan(eqx.Module):
         inside = np.asarray(path.endpoint_inside)
         if inside.any():
             raise ValueError(
-                f"an end or via point lies inside obstacle(s) {np.flatnonzero(inside).tolist()} of the cable"
+                f"a path point next to obstacle(s) {np.flatnonzero(inside).tolist()} (an end or via point, "
+                "or a neighbouring contact point) lies inside that obstacle"
             )
         if not bool(path.converged):
             raise ValueError(

@@ -18,7 +18,7 @@ import abc
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, ArrayLike, Bool, Float
 
 from . import _geodesic_ode, _touchdown
 from ._geodesic import Geodesic, make_geodesic
@@ -40,6 +40,11 @@ class AbstractSurface(eqx.Module):
     @abc.abstractmethod
     def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:
         """Implicit function f(x): > 0 inside, 0 on, < 0 outside (Simbody's scaling)."""
+
+    def is_surface_defined(self, x: Float[Array, "3"]) -> Bool[Array, ""]:
+        """Whether `x` lies in the domain where the surface is defined (Simbody's
+        `isSurfaceDefined`): everywhere by default; a height map's grid."""
+        return jnp.ones((), dtype=bool)
 
     def gradient(self, x: Float[Array, "3"]) -> Float[Array, "3"]:
         """∇f(x) (points inward)."""

@@ -1,0 +1,96 @@
+"""CableSpan construction, settings and the errors it raises for bad input."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scenes import I3, T, poses
+
+import jaxwrap as jw
+
+
+def test_defaults_and_getters():
+    cable = jw.CableSpan(0, [0, 0, 0], 1, [1, 0, 0])
+    assert cable.algorithm == "minimum_length"
+    assert cable.smoothness_tolerance == pytest.approx(0.1 * math.pi / 180)
+    assert cable.smoothness_tolerance == pytest.approx(1.7453292519943296e-3)
+    assert cable.max_iterations == 50
+    assert cable.curve_segment_accuracy == 1e-9
+    assert cable.use_warm_start is True
+    cable = cable.add_obstacle(0, T(), jw.Sphere(1.0)).add_via_point(1, [0, 0, 0]).add_obstacle(1, T(), jw.Cylinder(0.5))
+    assert (cable.num_obstacles, cable.num_via_points) == (2, 1)
+    assert cable.segments() == ((0,), (1,))
+    tuned = cable.with_settings(algorithm="scholz2015", max_iterations=7, use_warm_start=False)
+    assert (tuned.algorithm, tuned.max_iterations, tuned.use_warm_start) == ("scholz2015", 7, False)
+    assert cable.algorithm == "minimum_length"  # immutable: the original is unchanged
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(algorithm="newton"), "algorithm must be one of"),
+        (dict(smoothness_tolerance=0.0), "smoothness_tolerance must be a positive"),
+        (dict(max_iterations=-1), "max_iterations must be a non-negative integer"),
+        (dict(curve_segment_accuracy=-1e-9), "curve_segment_accuracy must be a positive"),
+        (dict(use_warm_start="yes"), "use_warm_start must be a bool"),
+        (dict(max_step=0), "max_step must be a positive"),
+        (dict(tolerance=1e-3), "unknown cable settings"),
+    ],
+)
+def test_invalid_settings(change, message):
+    with pytest.raises(ValueError, match=message):
+        jw.CableSpan(0, [0, 0, 0], 1, [1, 0, 0]).with_settings(**change)
+
+
+def test_invalid_definitions():
+    with pytest.raises(ValueError, match="origin_body must be a non-negative"):
+        jw.CableSpan(-1, [0, 0, 0], 1, [1, 0, 0])
+    with pytest.raises(ValueError, match=r"termination_station must have shape \(3,\)"):
+        jw.CableSpan(0, [0, 0, 0], 1, [1, 0])
+    cable = jw.CableSpan(0, [0, 0, 0], 1, [1, 0, 0])
+    with pytest.raises(ValueError, match="obstacle 0: surface must be a jaxwrap surface"):
+        cable.add_obstacle(0, T(), "sphere")
+    with pytest.raises(ValueError, match="obstacle 0: X_BS must be a single"):
+        cable.add_obstacle(0, jw.Transform.identity((2,)), jw.Sphere(1.0))
+    with pytest.raises(ValueError, match="via point 0: station"):
+        cable.add_via_point(0, [1.0, 2.0])
+    with pytest.raises(ValueError, match="radius"):
+        jw.Sphere(-1.0)
+
+
+def test_body_index_out_of_range():
+    cable = jw.CableSpan(0, [0, 0, 0], 1, [1, 0, 0]).add_obstacle(5, T(), jw.Sphere(1.0))
+    with pytest.raises(ValueError, match="obstacle 0 body = 5 is out of range: body_poses holds 2 bodies"):
+        cable.solve(poses((2, 0, 0)))
+    with pytest.raises(ValueError, match="body_poses must be a Transform with one leading axis"):
+        cable.solve(jw.Transform.identity())
+
+
+def test_end_point_inside_obstacle_is_reported():
+    """The origin lies inside the sphere: a status field under jit, an error from check()."""
+    cable = jw.CableSpan(0, [0.2, 0, 0], 1, [0, 0, 0]).add_obstacle(0, T(), jw.Sphere(1.0), contact_hint=[1, 0, 0])
+    path = jax.jit(lambda X: cable.solve(X))(poses((3, 0, 0)))
+    assert bool(path.endpoint_inside[0]) and not bool(path.converged)
+    with pytest.raises(ValueError, match=r"obstacle\(s\) \[0\]"):
+        cable.check(poses((3, 0, 0)))
+    ok = jw.CableSpan(0, [-3, 0.5, 0], 1, [0, 0, 0]).add_obstacle(0, T(), jw.Sphere(1.0), contact_hint=[0, 1, 0])
+    assert bool(ok.check(poses((3, 0.5, 0))).converged)
+
+
+def test_point_outside_a_height_map_domain_is_not_inside():
+    """Simbody only counts a neighbour as inside where the surface is defined: an end point
+    below the continued height map but off its grid is fine."""
+    height_map = jw.BicubicHeightMap([-2.0, 0, 2], [-2.0, 0, 2], [[0, 0, 0], [0, 1.0, 0], [0, 0, 0]])
+    cable = (
+        jw.CableSpan(0, [-3.0, 0, 0.5], 0, [7.0, 0, -2.0])
+        .add_obstacle(0, T(), height_map, contact_hint=[0, 0, 1.0])
+        .add_obstacle(0, T(I3, [4.0, 0, 0.5]), jw.Sphere(1.0), contact_hint=[0, 0, 1.0])
+    )
+    path = jax.jit(lambda X: cable.solve(X))(jw.Transform(jnp.eye(3)[None], jnp.zeros((1, 3))))
+    assert not bool(jnp.any(path.endpoint_inside))
+    assert bool(path.converged) and bool(jnp.all(path.in_contact))
+    np.testing.assert_array_less(float(path.smoothness), cable.smoothness_tolerance)

@@ -1,0 +1,36 @@
+"""The README's examples run and print what the README quotes."""
+
+from __future__ import annotations
+
+import pathlib
+import runpy
+
+import pytest
+
+EXAMPLES = pathlib.Path(__file__).parents[1] / "examples"
+
+
+def test_tour(capsys):
+    runpy.run_path(str(EXAMPLES / "tour.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "length 0.397060 m, in contact [True, True], converged True" in out
+    assert "moment arm -25.000 mm" in out
+
+
+def test_placement(capsys):
+    runpy.run_path(str(EXAMPLES / "placement.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "placed 1000/1000 boxes" in out
+    assert "0.800000 .. 0.800000 m" in out
+
+
+@pytest.mark.parametrize("which", ["cable", "arm"])
+def test_cli_demo(which, tmp_path, capsys):
+    from jaxwrap.cli import main
+
+    assert main(["demo", which, "--num", "4", "--plot", str(tmp_path / "demo.png")]) == 0
+    out = capsys.readouterr().out
+    assert "compile + run" in out
+    if which == "cable":
+        assert "NO" not in out.split("angle [deg]")[1]
+        assert (tmp_path / "demo.png").exists()
