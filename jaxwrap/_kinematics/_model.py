@@ -27,7 +27,7 @@ import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
 from .._spatial import Transform, unskew
-from ._joints import JOINT_KINDS
+from ._joints import JOINT_KINDS, rotation_about_axis
 
 
 class RobotModel(eqx.Module):
@@ -196,22 +196,52 @@ class RobotModel(eqx.Module):
         return jnp.concatenate(parts) if parts else jnp.zeros(0, dtype=q0.dtype)
 
     # ------------------------------------------------------------------ kinematics
+    def _levels(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(bodies, their parents) at each depth 1, 2, ... of the tree (static)."""
+        depth = [0] * self.num_bodies
+        for b in range(1, self.num_bodies):
+            depth[b] = depth[self.body_parents[b]] + 1
+        levels = []
+        for d in range(1, max(depth, default=0) + 1):
+            bodies = np.array([b for b in range(self.num_bodies) if depth[b] == d])
+            levels.append((bodies, np.array([self.body_parents[b] for b in bodies])))
+        return levels
+
+    def _joint_transforms(self, q: Array, dtype) -> tuple[Array, Array]:
+        """``X_JB(q)`` of every body's joint, (n, 3, 3) and (n, 3); identity for body 0.
+        Revolute joints, the common case, are evaluated together."""
+        rotations = [jnp.eye(3, dtype=dtype)] * self.num_bodies
+        translations = [jnp.zeros(3, dtype=dtype)] * self.num_bodies
+        revolute = [b for b in range(1, self.num_bodies) if self.body_joint_kinds[b] == "revolute"]
+        if revolute:
+            angles = q[np.array([self.body_q_starts[b] for b in revolute])]
+            R = jax.vmap(rotation_about_axis)(self.joint_axes[np.array(revolute)], jnp.cos(angles), jnp.sin(angles))
+            for k, b in enumerate(revolute):
+                rotations[b] = R[k]
+        for b in range(1, self.num_bodies):
+            if self.body_joint_kinds[b] != "revolute":
+                kind = JOINT_KINDS[self.body_joint_kinds[b]]
+                rotations[b], translations[b] = kind.transform(q[self._q_slice(b)], self.joint_axes[b])
+        return jnp.stack(rotations).astype(dtype), jnp.stack(translations).astype(dtype)
+
     def forward_kinematics(self, q: ArrayLike) -> Transform:
-        """Poses ``X_GB`` of every body, a ``Transform`` with leading axis ``num_bodies``."""
+        """Poses ``X_GB`` of every body, a ``Transform`` with leading axis ``num_bodies``.
+
+        Joint motions are composed with their placements for all bodies at once, then
+        propagated from the root one tree level at a time (every body of a level in one
+        batched product), which keeps the traced graph small for branching robots."""
         q = self._check_q(q)
         dtype = jnp.result_type(q, self.joint_axes)
-        rotations = [jnp.eye(3, dtype=dtype)]
-        translations = [jnp.zeros(3, dtype=dtype)]
-        for b in range(1, self.num_bodies):
-            kind = JOINT_KINDS[self.body_joint_kinds[b]]
-            R_JB, p_JB = kind.transform(q[self._q_slice(b)], self.joint_axes[b])
-            X_PJ = self.joint_placements[b]
-            R_PB = X_PJ.rotation @ R_JB
-            p_PB = X_PJ.rotation @ p_JB + X_PJ.translation
-            parent = self.body_parents[b]
-            rotations.append(rotations[parent] @ R_PB)
-            translations.append(rotations[parent] @ p_PB + translations[parent])
-        return Transform(jnp.stack(rotations), jnp.stack(translations))
+        R_JB, p_JB = self._joint_transforms(q, dtype)
+        X_PJ = self.joint_placements
+        R_PB = X_PJ.rotation @ R_JB
+        p_PB = jnp.einsum("nij,nj->ni", X_PJ.rotation, p_JB) + X_PJ.translation
+        R, p = R_PB, p_PB  # body 0: identity placement and motion, so X_GB[0] = I
+        for bodies, parents in self._levels():
+            R_parent = R[parents]
+            R = R.at[bodies].set(R_parent @ R_PB[bodies])
+            p = p.at[bodies].set(jnp.einsum("nij,nj->ni", R_parent, p_PB[bodies]) + p[parents])
+        return Transform(R, p)
 
     def jacobian(
         self, q: ArrayLike, body: int | str, point: ArrayLike = (0.0, 0.0, 0.0)
@@ -228,17 +258,20 @@ class RobotModel(eqx.Module):
     def _jacobian_from_poses(self, X_GB: Transform, b: int, point: ArrayLike) -> Array:
         dtype = X_GB.translation.dtype
         p_G = X_GB[b].apply(jnp.asarray(point, dtype=dtype))
+        joints = [j for j in self.ancestors(b) if JOINT_KINDS[self.body_joint_kinds[j]].nv > 0]
+        if not joints:
+            return jnp.zeros((6, self.nv), dtype=dtype)
+        # Motion subspaces of all ancestor joints side by side (6, k), then one batched
+        # rotation to ground and one lever-arm cross product for all columns.
+        blocks = [JOINT_KINDS[self.body_joint_kinds[j]].motion_subspace(self.joint_axes[j]) for j in joints]
+        owner = np.concatenate([np.full(block.shape[1], j) for j, block in zip(joints, blocks)])
+        columns = np.concatenate([np.arange(self._v_slice(j).start, self._v_slice(j).stop) for j in joints])
+        S = jnp.concatenate(blocks, axis=1).astype(dtype)
+        R = X_GB.rotation[owner]  # (k, 3, 3)
+        angular = jnp.einsum("kij,jk->ki", R, S[3:])
+        linear = jnp.einsum("kij,jk->ki", R, S[:3]) + jnp.cross(angular, p_G - X_GB.translation[owner])
         J = jnp.zeros((6, self.nv), dtype=dtype)
-        for j in self.ancestors(b):
-            kind = JOINT_KINDS[self.body_joint_kinds[j]]
-            if kind.nv == 0:
-                continue
-            S = kind.motion_subspace(self.joint_axes[j])
-            R_GJ = X_GB.rotation[j]
-            angular = R_GJ @ S[3:]
-            linear = R_GJ @ S[:3] + jnp.cross(angular.T, p_G - X_GB.translation[j]).T
-            J = J.at[:, self._v_slice(j)].set(jnp.concatenate([linear, angular]))
-        return J
+        return J.at[:, columns].set(jnp.concatenate([linear, angular], axis=1).T)
 
     def body_velocities(self, q: ArrayLike, v: ArrayLike) -> Float[Array, "n_bodies 2 3"]:
         """Spatial velocities of every body, ``[angular, linear]`` in ground, the linear part
