@@ -236,12 +236,19 @@ class RobotModel(eqx.Module):
         X_PJ = self.joint_placements
         R_PB = X_PJ.rotation @ R_JB
         p_PB = jnp.einsum("nij,nj->ni", X_PJ.rotation, p_JB) + X_PJ.translation
-        R, p = R_PB, p_PB  # body 0: identity placement and motion, so X_GB[0] = I
-        for bodies, parents in self._levels():
-            R_parent = R[parents]
-            R = R.at[bodies].set(R_parent @ R_PB[bodies])
-            p = p.at[bodies].set(jnp.einsum("nij,nj->ni", R_parent, p_PB[bodies]) + p[parents])
-        return Transform(R, p)
+        # Level by level with static gathers only (body 0 has identity placement and
+        # motion, so X_GB[0] = I); the levels are concatenated and put back in body order.
+        Rs, ps = [R_PB[:1]], [p_PB[:1]]
+        where = {0: (0, 0)}  # body -> (level, position in level)
+        for level, (bodies, parents) in enumerate(self._levels(), start=1):
+            position = np.array([where[parent][1] for parent in parents])
+            R_parent, p_parent = Rs[level - 1][position], ps[level - 1][position]
+            Rs.append(R_parent @ R_PB[bodies])
+            ps.append(jnp.einsum("nij,nj->ni", R_parent, p_PB[bodies]) + p_parent)
+            where.update({int(b): (level, k) for k, b in enumerate(bodies)})
+        order = np.concatenate([[0]] + [bodies for bodies, _ in self._levels()])
+        inverse = np.argsort(order)
+        return Transform(jnp.concatenate(Rs)[inverse], jnp.concatenate(ps)[inverse])
 
     def jacobian(
         self, q: ArrayLike, body: int | str, point: ArrayLike = (0.0, 0.0, 0.0)
