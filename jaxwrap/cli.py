@@ -13,7 +13,7 @@ def demo_arm_urdf() -> str:
     return resources.files("jaxwrap").joinpath("data/demo_arm.urdf").read_text(encoding="utf-8")
 
 
-def run_kinematics_demo(joint: str = "elbow", num: int = 13, out=sys.stdout) -> None:
+def run_kinematics_demo(joint: str = "elbow", num: int = 13, out=None) -> None:
     """Sweep one joint of the demo arm in a single batched (``jit(vmap)``) call and print the
     tool position and the conditioning of its 6 x 6 Jacobian at each angle."""
     import jax
@@ -21,6 +21,7 @@ def run_kinematics_demo(joint: str = "elbow", num: int = 13, out=sys.stdout) -> 
 
     import jaxwrap as jw
 
+    out = sys.stdout if out is None else out
     model = jw.RobotModel.from_urdf(demo_arm_urdf())
     tool = model.body_index("tool")
     column = model.joint_names.index(joint)
@@ -78,7 +79,7 @@ def elbow_model_and_cable():
     return model, cable
 
 
-def run_cable_demo(num: int = 13, plot: str | None = "jaxwrap_demo.png", out=sys.stdout) -> None:
+def run_cable_demo(num: int = 13, plot: str | None = "jaxwrap_demo.png", out=None) -> None:
     """Sweep the elbow over its range in one batched call: solve the cable, take the moment
     arm by implicit differentiation, print a table and (with matplotlib) save a plot."""
     import jax
@@ -86,6 +87,7 @@ def run_cable_demo(num: int = 13, plot: str | None = "jaxwrap_demo.png", out=sys
 
     import jaxwrap as jw
 
+    out = sys.stdout if out is None else out
     model, cable = elbow_model_and_cable()
     lower, upper = float(model.lower_position_limit[0]), float(model.upper_position_limit[0])
     angles = jnp.linspace(lower, upper, num)
