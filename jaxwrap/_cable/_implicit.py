@@ -13,8 +13,9 @@ with ``J = ∂ε/∂c`` the path-error Jacobian of Scholz et al. (the analytic o
 `_geometry.path_error_jacobian`, equal to autodiff's to 1e-13), solved with lineax (SVD:
 a curve of zero length makes J rank deficient; the minimum-norm answer is taken). The
 curves' tangent is then ``∂geo/∂c dc + ∂geo/∂p dp``. Both partials of ``geo`` come from one
-forward-mode Jacobian of the geodesic shooter per obstacle, so a derivative costs one
-sensitivity solve per obstacle, and forward-only solves pay nothing. The tangent map is
+forward-mode Jacobian of the geodesic shooter per obstacle (diffrax `ForwardMode`, 4 + k
+directions), so a derivative costs one sensitivity solve per obstacle, and forward-only
+solves pay nothing. The tangent map is
 linear, so reverse mode (`grad`, `jacrev`) works by transposition.
 
 Lifted obstacles get no derivative (their status is piecewise constant). The derivative
@@ -24,6 +25,7 @@ the smoothness tolerance.
 
 from __future__ import annotations
 
+import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -31,6 +33,7 @@ import lineax as lx
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
+from .._surfaces import GeodesicIntegrator
 from . import _geometry as geo
 from . import _solver
 
@@ -46,8 +49,14 @@ def _geodesic_jacobian(cable, i, geodesic):
     flat_params, unravel = ravel_pytree(params)
     _, geo_static = _float_part(geodesic)
 
+    # Plain forward mode through the integrator: only the 4 + k directions asked for are
+    # propagated (the shooter's own JVP rule would propagate every input direction).
+    integrator = GeodesicIntegrator(adjoint=diffrax.ForwardMode())
+
     def shoot(z):
-        g = _solver.apply_correction(cable, i, geodesic, z[:4], surface=eqx.combine(unravel(z[4:]), static))
+        g = _solver.apply_correction(
+            cable, i, geodesic, z[:4], surface=eqx.combine(unravel(z[4:]), static), integrator=integrator
+        )
         return ravel_pytree(_float_part(g)[0])[0]
 
     z0 = jnp.concatenate([jnp.zeros(4, flat_params.dtype), flat_params])

@@ -79,11 +79,6 @@ def build_scene(cable: CableSpan, body_poses: Transform) -> Scene:
     return Scene(X_GS, jnp.stack(points[:-1]), jnp.stack(points[1:]), origin, termination, via_array)
 
 
-def _shoot(cable: CableSpan, i: int, point, tangent, length) -> Geodesic:
-    surface = cable.obstacles[i].surface
-    return surface.shoot_geodesic(point, tangent, length, accuracy=cable.settings.curve_segment_accuracy)
-
-
 # ---------------------------------------------------------------------------- initial state
 def initial_state(cable: CableSpan, scene: Scene) -> CurveState:
     """Hinted obstacles start as a zero-length geodesic at the projected hint (status
@@ -165,10 +160,12 @@ def update_status(
 
 
 # ---------------------------------------------------------------------------- corrections
-def apply_correction(cable: CableSpan, i: int, g: Geodesic, c: Float[Array, "4"], surface=None) -> Geodesic:
+def apply_correction(
+    cable: CableSpan, i: int, g: Geodesic, c: Float[Array, "4"], surface=None, integrator=None
+) -> Geodesic:
     """Natural geodesic correction (cablespan.md §2.4): displace P along t and b, turn the
     start tangent about n, change the length; then reshoot (on `surface`, by default the
-    obstacle's own)."""
+    obstacle's own, with the surface's default `integrator` unless given)."""
     new_length = g.arc_length + c[3]
     # A negative length is clamped to 0, its excess spread over P and Q.
     c0 = c[0] + jnp.where(new_length < 0, 0.5 * new_length, 0.0)
@@ -178,7 +175,9 @@ def apply_correction(cable: CableSpan, i: int, g: Geodesic, c: Float[Array, "4"]
     tangent = t + jnp.cross(w, t)
     surface = cable.obstacles[i].surface if surface is None else surface
     length = jnp.where(new_length > 0, new_length, 0.0)
-    return surface.shoot_geodesic(point, tangent, length, accuracy=cable.settings.curve_segment_accuracy)
+    return surface.shoot_geodesic(
+        point, tangent, length, accuracy=cable.settings.curve_segment_accuracy, integrator=integrator
+    )
 
 
 class Evaluation(NamedTuple):
