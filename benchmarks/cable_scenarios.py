@@ -20,7 +20,8 @@ def _rotation_xyz(angles) -> np.ndarray:
     return np.asarray(jw.rotation_x(a) @ jw.rotation_y(b) @ jw.rotation_z(c))
 
 
-def _surface(spec) -> jw.AbstractSurface:
+def surface_from_spec(spec) -> jw.AbstractSurface:
+    """A surface from {"kind", "radius" | "radii" | "ring_radius" + "tube_radius"}."""
     kind = spec["kind"]
     if kind == "sphere":
         return jw.Sphere(spec["radius"])
@@ -37,7 +38,7 @@ def build(name: str, **settings) -> jw.CableSpan:
     cable = jw.CableSpan(0, spec["origin"], 1, [0.0, 0.0, 0.0])
     for o in spec["obstacles"]:
         X_BS = jw.Transform(jnp.asarray(_rotation_xyz(o["xyz"]), dtype=float), jnp.asarray(o["p"], dtype=float))
-        cable = cable.add_obstacle(0, X_BS, _surface(o), contact_hint=jnp.asarray(o["hint"], dtype=float))
+        cable = cable.add_obstacle(0, X_BS, surface_from_spec(o), contact_hint=jnp.asarray(o["hint"], dtype=float))
     return cable.with_settings(**settings)
 
 

@@ -33,13 +33,13 @@ path = jax.jit(lambda X: cable.solve(X))(model.forward_kinematics(q))
 print(f"length {float(path.length):.6f} m, in contact {path.in_contact.tolist()}, "
       f"converged {bool(path.converged)} in {int(path.num_iterations)} iterations")
 forces = path.body_forces(100.0)                        # (n_bodies, 2, 3) [moment, force] for 100 N
-r = jw.moment_arms(model, cable, q)                     # -dL/dq by implicit differentiation
+r = jax.jit(lambda q: jw.moment_arms(model, cable, q))(q)   # -dL/dq by implicit differentiation
 print(f"moment arm {float(r[0]) * 1e3:.3f} mm")
 
 # Batched over configurations, warm-started from a previous path, differentiable in the radius.
 angles = jnp.linspace(0.1, 1.7, 64)
 lengths = jax.jit(jax.vmap(lambda a: cable.solve(model.forward_kinematics(a[None])).length))(angles)
-warm = cable.solve(model.forward_kinematics(q + 0.01), warm_start=path)
+warm = jax.jit(lambda X, p: cable.solve(X, warm_start=p))(model.forward_kinematics(q + 0.01), path)
 
 
 def length_of_radius(radius):
@@ -49,4 +49,4 @@ def length_of_radius(radius):
     return c.solve(model.forward_kinematics(q)).length
 
 
-print(f"dL/d(radius) = {float(jax.grad(length_of_radius)(0.025)):.4f}")
+print(f"dL/d(radius) = {float(jax.jit(jax.grad(length_of_radius))(0.025)):.4f}")

@@ -50,3 +50,26 @@ def single_sphere(hint=(1.0, 0.0, 0.0), body_offset=(0.0, 0.0, 0.0), X_BS_offset
         1, T(I3, X_BS_offset), jw.Sphere(1.0), contact_hint=hint
     )
     return cable, poses(body_offset)
+
+
+def darboux_reference(surface, p_SP, R_SP, arc_length):
+    """CableSubsystemTestHelper's geodesic test (cablespan.md §3.2): integrate the
+    unconstrained Darboux-frame ODE x' = t, t' = κn n_s, n' = -κn t - τg (t × n_s),
+    b' = τg n_s (κn = -k, τg = -τ, n_s the surface normal at x) from the projected P at
+    accuracy 1e-13. Returns the end point and frame (columns t, n, b)."""
+    import diffrax
+
+    def field(s, y, args):
+        x, t = y[:3], y[3:6]
+        n_s = surface.normal(x)
+        kappa = surface.normal_curvature(x, t)
+        tau_g = -surface.geodesic_torsion(x, t)
+        return jnp.concatenate([t, kappa * n_s, -kappa * t - tau_g * jnp.cross(t, n_s), tau_g * n_s])
+
+    y0 = jnp.concatenate([surface.project(p_SP), R_SP[:, 0], R_SP[:, 1], R_SP[:, 2]])
+    sol = diffrax.diffeqsolve(
+        diffrax.ODETerm(field), diffrax.Dopri8(), 0.0, arc_length, None, y0,
+        stepsize_controller=diffrax.PIDController(rtol=1e-13, atol=1e-13), max_steps=100_000,
+    )
+    y1 = sol.ys[-1]
+    return y1[:3], jnp.stack([y1[3:6], y1[6:9], y1[9:]], axis=-1)

@@ -40,7 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from scenes import I3, Rx90, Ry90, Rz90, T
+from scenes import I3, Rx90, Ry90, Rz90, T, darboux_reference
 
 import jaxwrap as jw
 from jaxwrap._cable import _solver
@@ -180,33 +180,13 @@ def test_all_surface_kinds_height_map_curves_are_geodesics(variant_a):
     """CableSubsystemTestHelper's geodesic test (cablespan.md §3.2) on the height-map curve of
     every variant-A path: integrating the unconstrained Darboux-frame ODE from P at accuracy
     1e-13 reproduces Q within 1e-7."""
-    import diffrax
-
     surface = CABLE.obstacles[HEIGHT_MAP].surface
     curves = variant_a["height_map_curve"]
-
-    def field(s, y, args):
-        x, t, n, b = y[:3], y[3:6], y[6:9], y[9:]
-        n_s = surface.normal(x)
-        kappa = surface.normal_curvature(x, t)
-        tau_g = -surface.geodesic_torsion(x, t)
-        return jnp.concatenate([t, kappa * n_s, -kappa * t - tau_g * jnp.cross(t, n_s), tau_g * n_s])
-
-    @jax.jit
-    @jax.vmap
-    def reference(p_SP, R_SP, arc_length):
-        y0 = jnp.concatenate([surface.project(p_SP), R_SP[:, 0], R_SP[:, 1], R_SP[:, 2]])
-        sol = diffrax.diffeqsolve(
-            diffrax.ODETerm(field), diffrax.Dopri8(), 0.0, arc_length, None, y0,
-            stepsize_controller=diffrax.PIDController(rtol=1e-13, atol=1e-13), max_steps=100_000,
-        )
-        return sol.ys[-1]
-
-    y1 = np.asarray(reference(jnp.asarray(curves.p_SP), jnp.asarray(curves.R_SP), jnp.asarray(curves.arc_length)))
+    reference = jax.jit(jax.vmap(lambda p, R, length: darboux_reference(surface, p, R, length)))
+    p_end, R_ode = map(np.asarray, reference(jnp.asarray(curves.p_SP), jnp.asarray(curves.R_SP), jnp.asarray(curves.arc_length)))
     assert np.all(curves.arc_length > 0)
     np.testing.assert_allclose(jax.vmap(surface.implicit)(jnp.asarray(curves.p_SP)), 0, atol=1e-9)
-    assert np.max(np.linalg.norm(y1[:, :3] - curves.p_SQ, axis=-1)) < 1e-7
-    R_ode = np.stack([y1[:, 3:6], y1[:, 6:9], y1[:, 9:]], axis=-1)
+    assert np.max(np.linalg.norm(p_end - curves.p_SQ, axis=-1)) < 1e-7
     assert np.max(np.linalg.norm(curves.R_SQ @ np.swapaxes(R_ode, -1, -2) - np.eye(3), axis=(-2, -1))) < 1e-7
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -16,22 +17,12 @@ import pytest
 
 import jaxwrap as jw
 
+sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "benchmarks"))
+from cable_scenarios import surface_from_spec  # noqa: E402
+
 FIXTURE = pathlib.Path(__file__).parents[1] / "reference" / "cable_opensim.json"
 DATA = json.loads(FIXTURE.read_text())
 SCENARIOS = {s["name"]: s for s in DATA["scenarios"]}
-
-
-def surface_from(spec):
-    kind = spec["kind"]
-    if kind == "sphere":
-        return jw.Sphere(spec["radius"])
-    if kind == "cylinder":
-        return jw.Cylinder(spec["radius"])
-    if kind == "ellipsoid":
-        return jw.Ellipsoid(jnp.asarray(spec["radii"]))
-    if kind == "torus":
-        return jw.Torus(spec["ring_radius"], spec["tube_radius"])
-    raise ValueError(kind)
 
 
 def transform(spec):
@@ -47,7 +38,7 @@ def cable_from(scenario, **settings):
         kind, index = element.split(":")
         if kind == "obstacle":
             o = scenario["obstacles"][int(index)]
-            cable = cable.add_obstacle(o["body"], transform(o["X_BS"]), surface_from(o["surface"]), contact_hint=o["contact_hint"])
+            cable = cable.add_obstacle(o["body"], transform(o["X_BS"]), surface_from_spec(o["surface"]), contact_hint=o["contact_hint"])
         else:
             v = scenario["via_points"][int(index)]
             cable = cable.add_via_point(v["body"], v["station"])

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from scenes import I3, TAN_22_5, T, poses, simple_cable, single_sphere
+from scenes import I3, TAN_22_5, T, darboux_reference, poses, simple_cable, single_sphere
 
 import jaxwrap as jw
 from jaxwrap._cable import _geometry as geo
@@ -117,30 +117,13 @@ def test_simple_cable_geodesic_test(simple):
     """CableSubsystemTestHelper geodesic test: integrate the unconstrained Darboux-frame ODE
     (x' = t, t' = κn n_s, n' = -κn t - τg (t × n_s), b' = τg n_s, with κn = -k, τg = -τ) from
     every curve's P at accuracy 1e-13 and compare with the curve's Q."""
-    import diffrax
-
     cable, _, path = simple
     for i, obstacle in enumerate(cable.obstacles):
         surface = obstacle.surface
         g = path.state.geodesics[i]
-
-        def field(s, y, args):
-            x, t, n, b = y[:3], y[3:6], y[6:9], y[9:]
-            n_s = surface.normal(x)
-            kappa = surface.normal_curvature(x, t)
-            tau_g = -surface.geodesic_torsion(x, t)
-            return jnp.concatenate([t, kappa * n_s, -kappa * t - tau_g * jnp.cross(t, n_s), tau_g * n_s])
-
-        p0 = surface.project(g.p_SP)
-        y0 = jnp.concatenate([p0, g.R_SP[:, 0], g.R_SP[:, 1], g.R_SP[:, 2]])
-        assert abs(float(surface.implicit(p0))) < 1e-9
-        sol = diffrax.diffeqsolve(
-            diffrax.ODETerm(field), diffrax.Dopri8(), 0.0, float(g.arc_length), None, y0,
-            stepsize_controller=diffrax.PIDController(rtol=1e-13, atol=1e-13), max_steps=100_000,
-        )
-        y1 = sol.ys[-1]
-        R_ode = np.stack([y1[3:6], y1[6:9], y1[9:]], axis=1)
-        assert np.linalg.norm(np.asarray(y1[:3]) - np.asarray(g.p_SQ)) < 1e-7
+        assert abs(float(surface.implicit(surface.project(g.p_SP)))) < 1e-9
+        p_end, R_ode = map(np.asarray, darboux_reference(surface, g.p_SP, g.R_SP, g.arc_length))
+        assert np.linalg.norm(p_end - np.asarray(g.p_SQ)) < 1e-7
         assert np.linalg.norm(np.asarray(g.R_SQ) @ R_ode.T - np.eye(3)) < 1e-7
         assert np.linalg.norm(R_ode @ R_ode.T - np.eye(3)) < 1e-8
 
