@@ -168,16 +168,16 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--joint", default="elbow", help="arm demo: joint to sweep (default: elbow)")
     demo.add_argument("--plot", default="jaxwrap_demo.png", help="cable demo: PNG to write ('' for none)")
     args = parser.parse_args(argv)
-    # The command line is an application, not the library: it runs in double precision
-    # (importing jaxwrap never changes this flag).
+    # The demos run in double precision, scoped to the command (jaxwrap never changes the
+    # global flag; the elbow's millimetre-scale ellipsoid needs float64 geodesics).
     import jax
 
-    jax.config.update("jax_enable_x64", True)
-    if args.command == "demo":
-        if args.which == "arm":
-            run_kinematics_demo(args.joint, args.num)
-        else:
-            run_cable_demo(args.num, args.plot or None)
+    with jax.enable_x64(True):
+        if args.command == "demo":
+            if args.which == "arm":
+                run_kinematics_demo(args.joint, args.num)
+            else:
+                run_cable_demo(args.num, args.plot or None)
     return 0
 
 
