@@ -84,7 +84,10 @@ _SYMS = {
     "maxit": ("sb", "_ZNK5SimTK9CableSpan22getSolverMaxIterationsEv"),
     "contact": ("sb", "_ZNK5SimTK9CableSpan23isInContactWithObstacleERKNS_5StateENS_22CableSpanObstacleIndexE"),
     "arc": ("sb", "_ZNK5SimTK9CableSpan25calcCurveSegmentArcLengthERKNS_5StateENS_22CableSpanObstacleIndexE"),
-    "frameP": ("sb", "_ZNK5SimTK9CableSpan34calcCurveSegmentInitialFrenetFrameERKNS_5StateENS_22CableSpanObstacleIndexE"),
+    "frameP": (
+        "sb",
+        "_ZNK5SimTK9CableSpan34calcCurveSegmentInitialFrenetFrameERKNS_5StateENS_22CableSpanObstacleIndexE",
+    ),
     "frameQ": ("sb", "_ZNK5SimTK9CableSpan32calcCurveSegmentFinalFrenetFrameERKNS_5StateENS_22CableSpanObstacleIndexE"),
     "XBS": ("sb", "_ZNK5SimTK9CableSpan33getObstacleTransformSurfaceToBodyENS_22CableSpanObstacleIndexE"),
     "hintS": ("sb", "_ZNK5SimTK9CableSpan27getObstacleContactPointHintENS_22CableSpanObstacleIndexE"),
@@ -213,11 +216,25 @@ class BuiltScenario:
             if j["type"] == "free":
                 joint = osim.FreeJoint(b["name"] + "_joint", parent, body)
             elif j["type"] == "weld":
-                joint = osim.WeldJoint(b["name"] + "_joint", parent, _vec3(osim, j["p"]),
-                                       _vec3(osim, j["xyz"]), body, osim.Vec3(0), osim.Vec3(0))
+                joint = osim.WeldJoint(
+                    b["name"] + "_joint",
+                    parent,
+                    _vec3(osim, j["p"]),
+                    _vec3(osim, j["xyz"]),
+                    body,
+                    osim.Vec3(0),
+                    osim.Vec3(0),
+                )
             elif j["type"] == "pin":
-                joint = osim.PinJoint(b["name"] + "_joint", parent, _vec3(osim, j["p"]),
-                                      _vec3(osim, j["xyz"]), body, osim.Vec3(0), osim.Vec3(0))
+                joint = osim.PinJoint(
+                    b["name"] + "_joint",
+                    parent,
+                    _vec3(osim, j["p"]),
+                    _vec3(osim, j["xyz"]),
+                    body,
+                    osim.Vec3(0),
+                    osim.Vec3(0),
+                )
                 joint.updCoordinate().setName(j["coordinate"])
             else:  # pragma: no cover
                 raise ValueError(j["type"])
@@ -333,32 +350,63 @@ _T225 = float(np.tan(np.pi / 8))
 BENCH_SCENARIOS = {
     "sphere": {
         "obstacles": [{"kind": "sphere", "radius": 1.0, "xyz": (0, 0, 0), "p": (0, 0, 0), "hint": (0, 1, 0)}],
-        "origin": (-2.0, 0.3, 0.1), "termination_nominal": (2.0, 0.2, -0.1), "box": 0.2,
+        "origin": (-2.0, 0.3, 0.1),
+        "termination_nominal": (2.0, 0.2, -0.1),
+        "box": 0.2,
     },
     "cylinder": {
         "obstacles": [{"kind": "cylinder", "radius": 1.0, "xyz": (0.3, 0, 0), "p": (0, 0, 0), "hint": (0, 1, 0)}],
-        "origin": (-2.0, 0.3, 0.1), "termination_nominal": (2.0, 0.2, -0.1), "box": 0.2,
+        "origin": (-2.0, 0.3, 0.1),
+        "termination_nominal": (2.0, 0.2, -0.1),
+        "box": 0.2,
     },
     "ellipsoid": {
-        "obstacles": [{"kind": "ellipsoid", "radii": (1.2, 0.7, 0.9), "xyz": (0, 0, 0.2), "p": (0, 0, 0),
-                       "hint": (0, 0.7, 0)}],
-        "origin": (-2.0, 0.3, 0.1), "termination_nominal": (2.0, 0.2, -0.1), "box": 0.2,
+        "obstacles": [
+            {"kind": "ellipsoid", "radii": (1.2, 0.7, 0.9), "xyz": (0, 0, 0.2), "p": (0, 0, 0), "hint": (0, 0.7, 0)}
+        ],
+        "origin": (-2.0, 0.3, 0.1),
+        "termination_nominal": (2.0, 0.2, -0.1),
+        "box": 0.2,
     },
     "torus": {
-        "obstacles": [{"kind": "torus", "ring_radius": 0.6, "tube_radius": 0.4, "xyz": (0, 0, 0), "p": (0, 0, 0),
-                       "hint": (1.0, 0, 0)}],
-        "origin": (0.8, -1.15, 0.04), "termination_nominal": (0.8, 1.15, -0.04), "box": 0.05,
+        "obstacles": [
+            {
+                "kind": "torus",
+                "ring_radius": 0.6,
+                "tube_radius": 0.4,
+                "xyz": (0, 0, 0),
+                "p": (0, 0, 0),
+                "hint": (1.0, 0, 0),
+            }
+        ],
+        "origin": (0.8, -1.15, 0.04),
+        "termination_nominal": (0.8, 1.15, -0.04),
+        "box": 0.05,
     },
     "chain": {
         "obstacles": [
-            {"kind": "torus", "ring_radius": 10.0, "tube_radius": 1.0, "xyz": (0, np.pi / 2, 0), "p": (1, 11, 0),
-             "hint": (0, -9, 0)},
+            {
+                "kind": "torus",
+                "ring_radius": 10.0,
+                "tube_radius": 1.0,
+                "xyz": (0, np.pi / 2, 0),
+                "p": (1, 11, 0),
+                "hint": (0, -9, 0),
+            },
             {"kind": "ellipsoid", "radii": (1, 1, 6), "xyz": (0, 0, 0), "p": (4.5, 1, 0), "hint": (1, 1, 0.5)},
-            {"kind": "torus", "ring_radius": 10.0, "tube_radius": 1.5, "xyz": (0, np.pi / 2, 0), "p": (4, -12, 0),
-             "hint": (0, 1, 0)},
+            {
+                "kind": "torus",
+                "ring_radius": 10.0,
+                "tube_radius": 1.5,
+                "xyz": (0, np.pi / 2, 0),
+                "p": (4, -12, 0),
+                "hint": (0, 1, 0),
+            },
             {"kind": "cylinder", "radius": 2.0, "xyz": (0, 0, 0), "p": (-2, -1.5, 0), "hint": (0, -1, 0)},
         ],
-        "origin": (0.0, 0.0, 0.0), "termination_nominal": (-4.0, 0.0, 0.0), "box": 0.1,
+        "origin": (0.0, 0.0, 0.0),
+        "termination_nominal": (-4.0, 0.0, 0.0),
+        "box": 0.1,
     },
 }
 
@@ -368,8 +416,12 @@ def _bench_spec(name, sc):
     path = [("point", 0, sc["origin"])] + [("obstacle", k) for k in range(len(obstacles))]
     path.append(("point", 1, (0.0, 0.0, 0.0)))
     nominal = [0.0, 0.0, 0.0] + list(sc["termination_nominal"])
-    return {"name": name, "bodies": [{"name": "end", "joint": {"type": "free"}, "nominal": nominal}],
-            "obstacles": obstacles, "path": path}
+    return {
+        "name": name,
+        "bodies": [{"name": "end", "joint": {"type": "free"}, "nominal": nominal}],
+        "obstacles": obstacles,
+        "path": path,
+    }
 
 
 def opensim_cable_timings(n_evals=2000, scenarios=None, seed=0, modes=("cold", "warm")):
@@ -421,8 +473,12 @@ def opensim_cable_timings(n_evals=2000, scenarios=None, seed=0, modes=("cold", "
                 times[i] = time.perf_counter() - t0
                 r = probe.results(B.path, s, 0)
                 iters[i], conv[i] = r["num_iterations"], r["smoothness"] <= tol
-            res[mode] = {"median_s": float(np.median(times)), "mean_iterations": float(iters.mean()),
-                         "converged_fraction": float(conv.mean()), "n_evals": int(n_evals)}
+            res[mode] = {
+                "median_s": float(np.median(times)),
+                "mean_iterations": float(iters.mean()),
+                "converged_fraction": float(conv.mean()),
+                "n_evals": int(n_evals),
+            }
         out[name] = res
     return out
 

@@ -24,6 +24,7 @@ prints converged fractions and NaN counts.
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import sys
 import time
@@ -35,11 +36,15 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
+import jaxwrap as jw  # noqa: E402
+
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import cable_scenarios as scenarios  # noqa: E402
 from _opensim_cable import opensim_cable_timings  # noqa: E402
 
-OPENSIM_SETTINGS = dict(algorithm="scholz2015", smoothness_tolerance=1e-5, curve_segment_accuracy=1e-10, max_iterations=50)
+OPENSIM_SETTINGS = dict(
+    algorithm="scholz2015", smoothness_tolerance=1e-5, curve_segment_accuracy=1e-10, max_iterations=50
+)
 
 
 def _timed(fn, *args, repeats):
@@ -63,18 +68,26 @@ def run_jaxwrap(name: str, batch: int, repeats: int, settings=OPENSIM_SETTINGS) 
     def stats(path):
         return path.length, path.num_iterations, path.converged, path.state
 
-    cold = jax.jit(jax.vmap(lambda t: stats(cable.solve(scenarios.body_poses(t)))))
-    warm = jax.jit(jax.vmap(lambda t, s: stats(cable.solve(scenarios.body_poses(t), warm_start=s))))
-    grad = jax.jit(jax.vmap(jax.grad(lambda t: cable.solve(scenarios.body_poses(t)).length)))
+    # The cable is an argument of the compiled functions (not baked in as a constant).
+    def solve(cable, t, warm_start=None):
+        return jw.solve_cable(cable, scenarios.body_poses(t), warm_start=warm_start)
 
-    (length, iterations, converged, state), t_cold, c_cold = _timed(cold, ends, repeats=repeats)
-    (w_length, w_iterations, w_converged, _), t_warm, c_warm = _timed(warm, nearby, state, repeats=repeats)
-    gradients, t_grad, c_grad = _timed(grad, ends, repeats=repeats)
+    cold = jax.jit(jax.vmap(lambda c, t: stats(solve(c, t)), in_axes=(None, 0)))
+    warm = jax.jit(jax.vmap(lambda c, t, s: stats(solve(c, t, s)), in_axes=(None, 0, 0)))
+    grad = jax.jit(jax.vmap(jax.grad(lambda t, c: solve(c, t).length), in_axes=(0, None)))
+
+    (length, iterations, converged, state), t_cold, c_cold = _timed(cold, cable, ends, repeats=repeats)
+    (w_length, w_iterations, w_converged, _), t_warm, c_warm = _timed(warm, cable, nearby, state, repeats=repeats)
+    gradients, t_grad, c_grad = _timed(grad, ends, cable, repeats=repeats)
     return dict(
-        cold=t_cold / batch, warm=t_warm / batch, grad=t_grad / batch,
+        cold=t_cold / batch,
+        warm=t_warm / batch,
+        grad=t_grad / batch,
         compile=dict(cold=c_cold, warm=c_warm, grad=c_grad),
-        iterations=dict(cold=(float(jnp.mean(iterations)), int(jnp.max(iterations))),
-                        warm=(float(jnp.mean(w_iterations)), int(jnp.max(w_iterations)))),
+        iterations=dict(
+            cold=(float(jnp.mean(iterations)), int(jnp.max(iterations))),
+            warm=(float(jnp.mean(w_iterations)), int(jnp.max(w_iterations))),
+        ),
         converged=dict(cold=float(jnp.mean(converged)), warm=float(jnp.mean(w_converged))),
         nan=int(jnp.sum(~jnp.isfinite(length)) + jnp.sum(~jnp.isfinite(w_length)) + jnp.sum(~jnp.isfinite(gradients))),
     )
@@ -86,10 +99,10 @@ def robustness(name: str, num: int, chunk: int = 2048) -> dict:
     cable = scenarios.build(name)
 
     @jax.jit
-    @jax.vmap
-    def both(t, t_near):
-        first = cable.solve(scenarios.body_poses(t))
-        second = cable.solve(scenarios.body_poses(t_near), warm_start=first)
+    @functools.partial(jax.vmap, in_axes=(None, 0, 0))
+    def both(cable, t, t_near):
+        first = jw.solve_cable(cable, scenarios.body_poses(t))
+        second = jw.solve_cable(cable, scenarios.body_poses(t_near), warm_start=first)
         finite = jnp.isfinite(first.length) & jnp.isfinite(second.length)
         return first.converged, second.converged, finite
 
@@ -98,7 +111,7 @@ def robustness(name: str, num: int, chunk: int = 2048) -> dict:
         size = min(chunk, num - start)
         ends = scenarios.terminations(name, chunk, seed=100 + start)
         near = ends + 1e-3 * jax.random.normal(jax.random.PRNGKey(start), ends.shape) / np.sqrt(3)
-        c, w, f = both(ends, near)
+        c, w, f = both(cable, ends, near)
         cold += int(jnp.sum(c[:size]))
         warm += int(jnp.sum(w[:size]))
         finite += int(jnp.sum(f[:size]))
@@ -136,14 +149,16 @@ def main() -> None:
                 f"{r['converged'][mode]:6.3f} {r['compile'][mode]:7.1f}s"
             )
         print(
-            f"{name:<10} {'grad':<5} {r['grad'] * 1e6:10.1f} us {'':>13} {'':>7} grad/cold = {r['grad'] / r['cold']:.2f}"
-            f"{'':>2} NaN: {r['nan']}  compile {r['compile']['grad']:.1f}s"
+            f"{name:<10} {'grad':<5} {r['grad'] * 1e6:10.1f} us {'':>13} {'':>7} "
+            f"grad/cold = {r['grad'] / r['cold']:.2f}{'':>2} NaN: {r['nan']}  compile {r['compile']['grad']:.1f}s"
         )
     if args.robustness:
         print(f"\nrobustness, default settings (minimum_length), {args.robustness} random configurations each:")
         for name in args.scenarios:
             r = robustness(name, args.robustness)
-            print(f"{name:<10} converged cold {r['cold'] * 100:7.3f} %   warm {r['warm'] * 100:7.3f} %   NaN {r['nan']}")
+            print(
+                f"{name:<10} converged cold {r['cold'] * 100:7.3f} %   warm {r['warm'] * 100:7.3f} %   NaN {r['nan']}"
+            )
 
 
 if __name__ == "__main__":

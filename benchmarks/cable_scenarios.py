@@ -7,9 +7,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from _opensim_cable import BENCH_SCENARIOS
 
 import jaxwrap as jw
-from _opensim_cable import BENCH_SCENARIOS
 
 NAMES = tuple(BENCH_SCENARIOS)
 

@@ -3,7 +3,7 @@
     python benchmarks/contact.py
 
 Set-ups A (box bottom on a table, nq = 7) and C (two boxes, two faces each, nq = 14) of
-shared/reference/convex-shape-contact.md. jaxwrap runs ``jit(vmap(value_and_jacobian))``
+tests/reference/generate_contact.py. jaxwrap runs ``jit(vmap(value_and_jacobian))``
 at batch 4096 and ``jit(vmap(project))`` from 1024 starts near the table; medians of
 repeated runs, per configuration. If hpp-python is importable (with its LD_LIBRARY_PATH,
 see tests/reference/generate_contact.py) the same value + Jacobian go through hpp's
@@ -78,7 +78,7 @@ def main() -> None:
     for name in ("A", "C"):
         hold = build(name)
         q = configurations(hold.model, BATCH)
-        f = jax.jit(jax.vmap(lambda q: hold.value_and_jacobian(q)))
+        f = jax.jit(jax.vmap(lambda q, hold=hold: jw.constraint_value_and_jacobian(hold, q)))
         per = median_time(f, q) / BATCH
         line = f"set-up {name}: hold value + Jacobian (8 x {hold.model.nv}) {per * 1e6:8.3f} us/config"
         reference = hpp_time(name, np.asarray(q[:256]))

@@ -28,8 +28,8 @@ def start_data(surface, batch, length, seed=0):
 
 
 def bench(name, surface, length, batch, repeats):
-    shoot = jax.jit(jax.vmap(lambda p, t, l: surface.shoot_geodesic(p, t, l)))
-    args = start_data(surface, batch, length)
+    shoot = jax.jit(jax.vmap(jw.shoot_geodesic, in_axes=(None, 0, 0, 0)))
+    args = (surface, *start_data(surface, batch, length))
     t0 = time.perf_counter()
     out = jax.block_until_ready(shoot(*args))
     compile_s = time.perf_counter() - t0
@@ -40,8 +40,10 @@ def bench(name, surface, length, batch, repeats):
         times.append(time.perf_counter() - t0)
     per = np.median(times) / batch
     steps = int(jnp.max(out.num_steps))
-    print(f"{name:<28} length {length:6.3f}  compile {compile_s:6.2f} s  "
-          f"{per * 1e6:9.2f} us/geodesic  (max steps {steps})")
+    print(
+        f"{name:<28} length {length:6.3f}  compile {compile_s:6.2f} s  "
+        f"{per * 1e6:9.2f} us/geodesic  (max steps {steps})"
+    )
     return per
 
 
@@ -56,9 +58,11 @@ def main():
     torus = jw.Torus(2.0, 0.5)
     # A "turn" is measured on the curvature scale of each surface: 2π·r (sphere, r = 1),
     # 2π times the mean semi-axis (ellipsoid), 2π·a around the tube (torus).
-    turns = {"sphere (closed form)": (sphere, 2 * np.pi),
-             "ellipsoid (diffrax)": (ellipsoid, 2 * np.pi * float(jnp.mean(ellipsoid.radii))),
-             "torus (diffrax)": (torus, 2 * np.pi * 0.5)}
+    turns = {
+        "sphere (closed form)": (sphere, 2 * np.pi),
+        "ellipsoid (diffrax)": (ellipsoid, 2 * np.pi * float(jnp.mean(ellipsoid.radii))),
+        "torus (diffrax)": (torus, 2 * np.pi * 0.5),
+    }
     results = {}
     for name, (surface, turn) in turns.items():
         for fraction in (0.25, 0.5):

@@ -14,6 +14,7 @@ batched XLA call. Without pinocchio only the jaxwrap figures are printed.
 from __future__ import annotations
 
 import argparse
+import functools
 import pathlib
 import statistics
 import time
@@ -26,6 +27,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import jaxwrap as jw  # noqa: E402
+from jaxwrap._kinematics import jacobian_from_poses  # noqa: E402
 
 ROBOTS = pathlib.Path(__file__).parents[1] / "tests" / "reference" / "robots"
 CASES = [
@@ -49,15 +51,15 @@ def bench_jaxwrap(model: jw.RobotModel, body: str, qs: jnp.ndarray, repeats: int
     b = model.body_index(body)
 
     @jax.jit
-    @jax.vmap
-    def fk_and_jacobian(q):
-        X = model.forward_kinematics(q)
-        return X.translation, model._jacobian_from_poses(X, b, jnp.zeros(3))
+    @functools.partial(jax.vmap, in_axes=(None, 0))
+    def fk_and_jacobian(model, q):
+        X = jw.forward_kinematics(model, q)
+        return X.translation, jacobian_from_poses(model, X, b, jnp.zeros(3))
 
     start = time.perf_counter()
-    jax.block_until_ready(fk_and_jacobian(qs))
+    jax.block_until_ready(fk_and_jacobian(model, qs))
     compile_time = time.perf_counter() - start
-    per_batch = _median_time(lambda: jax.block_until_ready(fk_and_jacobian(qs)), repeats)
+    per_batch = _median_time(lambda: jax.block_until_ready(fk_and_jacobian(model, qs)), repeats)
     return per_batch / len(qs), compile_time
 
 
@@ -92,7 +94,7 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for label, urdf, floating, body in CASES:
-        model = jw.RobotModel.from_urdf(str(ROBOTS / urdf), floating_base=floating)
+        model = jw.load_urdf(str(ROBOTS / urdf), floating_base=floating)
         qs = jax.vmap(model.random_configuration)(jax.random.split(jax.random.PRNGKey(0), args.batch))
         t_jw, t_compile = bench_jaxwrap(model, body, qs, args.repeats)
         t_pin = bench_pinocchio(urdf, floating, body, np.asarray(qs), args.repeats)

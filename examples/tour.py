@@ -1,5 +1,6 @@
 """The README's tour, runnable (tests/test_examples.py runs it)."""
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 
@@ -7,46 +8,62 @@ jax.config.update("jax_enable_x64", True)
 
 import jaxwrap as jw  # noqa: E402
 
-# Kinematics: URDF (meshes are never loaded) or the builder; pinocchio's q/v layouts.
+# Kinematics: URDF (jw.load_urdf; meshes are never loaded) or the builder; pinocchio's q/v layouts.
 model = (
     jw.RobotModelBuilder("elbow")
     .add_body("humerus", mass=2.0, com=(0, -0.15, 0))
     .add_body("forearm", mass=1.2, com=(0, -0.12, 0))
     .add_joint("shoulder_weld", "fixed", "world", "humerus")
-    .add_joint("elbow", "revolute", "humerus", "forearm",
-               placement=jw.Transform.from_translation([0, -0.3, 0]), axis=(0, 0, 1), lower=0.0, upper=1.8)
+    .add_joint(
+        "elbow",
+        "revolute",
+        "humerus",
+        "forearm",
+        placement=jw.Transform.from_translation([0, -0.3, 0]),
+        axis=(0, 0, 1),
+        lower=0.0,
+        upper=1.8,
+    )
     .build()
 )
 q = jnp.array([0.6])
-X_GB = model.forward_kinematics(q)                      # one pose per body, 0 = world
-J = model.jacobian(q, "forearm", point=(0, -0.25, 0))   # (6, nv): [linear; angular], world-aligned
+X_GB = jw.forward_kinematics(model, q)  # one pose per body, 0 = world
+J = jw.jacobian(model, q, "forearm", point=(0, -0.25, 0))  # (6, nv): [linear; angular], world-aligned
 
 # A cable from the humerus over a cylinder at the elbow and an ellipsoid on the forearm.
 humerus, forearm = model.body_index("humerus"), model.body_index("forearm")
 cable = (
     jw.CableSpan(humerus, [-0.03, -0.08, 0.0], forearm, [-0.01, -0.16, 0.0])
     .add_obstacle(humerus, jw.Transform.from_translation([0, -0.3, 0]), jw.Cylinder(0.025), contact_hint=[-0.025, 0, 0])
-    .add_obstacle(forearm, jw.Transform.from_translation([-0.012, -0.1, 0]),
-                  jw.Ellipsoid(jnp.array([0.012, 0.04, 0.02])), contact_hint=[-0.012, 0, 0])
+    .add_obstacle(
+        forearm,
+        jw.Transform.from_translation([-0.012, -0.1, 0]),
+        jw.Ellipsoid(jnp.array([0.012, 0.04, 0.02])),
+        contact_hint=[-0.012, 0, 0],
+    )
 )
-path = jax.jit(lambda X: cable.solve(X))(model.forward_kinematics(q))
-print(f"length {float(path.length):.6f} m, in contact {path.in_contact.tolist()}, "
-      f"converged {bool(path.converged)} in {int(path.num_iterations)} iterations")
-forces = path.body_forces(100.0)                        # (n_bodies, 2, 3) [moment, force] for 100 N
-r = jax.jit(lambda q: jw.moment_arms(model, cable, q))(q)   # -dL/dq by implicit differentiation
+# Functions take the cable and model as arguments: jit once, then any new numbers reuse it.
+solve = jax.jit(jw.solve_cable)
+path = solve(cable, jw.forward_kinematics(model, q))
+print(
+    f"length {float(path.length):.6f} m, in contact {path.in_contact.tolist()}, "
+    f"converged {bool(path.converged)} in {int(path.num_iterations)} iterations"
+)
+forces = path.body_forces(100.0)  # (n_bodies, 2, 3) [moment, force] for 100 N
+r = jax.jit(jw.moment_arms)(model, cable, q)  # -dL/dq by implicit differentiation
 print(f"moment arm {float(r[0]) * 1e3:.3f} mm")
 
 # Batched over configurations, warm-started from a previous path, differentiable in the radius.
 angles = jnp.linspace(0.1, 1.7, 64)
-lengths = jax.jit(jax.vmap(lambda a: cable.solve(model.forward_kinematics(a[None])).length))(angles)
-warm = jax.jit(lambda X, p: cable.solve(X, warm_start=p))(model.forward_kinematics(q + 0.01), path)
+lengths = jax.jit(
+    jax.vmap(lambda c, a: jw.solve_cable(c, jw.forward_kinematics(model, a[None])).length, in_axes=(None, 0))
+)(cable, angles)
+warm = jax.jit(jw.solve_cable)(cable, jw.forward_kinematics(model, q + 0.01), warm_start=path)
 
 
-def length_of_radius(radius):
-    surface = jw.Cylinder(radius)
-    c = jw.CableSpan(humerus, [-0.03, -0.08, 0.0], forearm, [-0.01, -0.16, 0.0]).add_obstacle(
-        humerus, jw.Transform.from_translation([0, -0.3, 0]), surface, contact_hint=[-radius, 0, 0])
-    return c.solve(model.forward_kinematics(q)).length
+def length_of_radius(radius, cable):
+    thicker = eqx.tree_at(lambda c: c.obstacles[0].surface.radius, cable, radius)  # a new cylinder radius
+    return jw.solve_cable(thicker, jw.forward_kinematics(model, q)).length
 
 
-print(f"dL/d(radius) = {float(jax.jit(jax.grad(length_of_radius))(0.025)):.4f}")
+print(f"dL/d(radius) = {float(jax.jit(jax.grad(length_of_radius))(0.025, cable)):.4f}")

@@ -1,18 +1,53 @@
 """jaxwrap: differentiable cable wrapping, convex-shape contact and modular robots in JAX.
 
-The public API (see ``shared/reference/api-contract.md``) is re-exported here; the
-implementation lives in private modules, one concept per file.
+The public API is re-exported here; the implementation lives in private modules, one
+concept per file (docs/README.md). Every operation is a free function that takes its
+model, cable or surface first (``jw.solve_cable(cable, body_poses)``), so `jax.jit`,
+`jax.vmap` and `jax.grad` apply directly; methods of the same names are conveniences.
 """
 
+from ._cable import (
+    CablePath as CablePath,
+    CableSettings as CableSettings,
+    CableSpan as CableSpan,
+    moment_arms as moment_arms,
+    solve_cable as solve_cable,
+)
+from ._contact import (
+    AbstractDifferentiableFunction as AbstractDifferentiableFunction,
+    ContactType as ContactType,
+    ConvexShape as ConvexShape,
+    ConvexShapeContact as ConvexShapeContact,
+    ConvexShapeContactComplement as ConvexShapeContactComplement,
+    ConvexShapeContactHold as ConvexShapeContactHold,
+    ForceData as ForceData,
+    LevenbergMarquardt as LevenbergMarquardt,
+    ProjectionSolution as ProjectionSolution,
+    constraint_jacobian as constraint_jacobian,
+    constraint_value as constraint_value,
+    constraint_value_and_jacobian as constraint_value_and_jacobian,
+    project as project,
+)
+from ._io._load import load_urdf as load_urdf
+from ._kinematics import (
+    RobotModel as RobotModel,
+    RobotModelBuilder as RobotModelBuilder,
+    body_velocities as body_velocities,
+    center_of_mass as center_of_mass,
+    difference as difference,
+    forward_kinematics as forward_kinematics,
+    integrate as integrate,
+    jacobian as jacobian,
+    neutral as neutral,
+    random_configuration as random_configuration,
+)
+from ._results import RESULTS as RESULTS
 from ._spatial import (
     Transform as Transform,
     rotation_x as rotation_x,
     rotation_y as rotation_y,
     rotation_z as rotation_z,
 )
-from ._kinematics import RobotModel as RobotModel, RobotModelBuilder as RobotModelBuilder
-
-# --- surfaces and geodesics (jaxwrap/_surfaces) ---
 from ._surfaces import (
     AbstractSurface as AbstractSurface,
     BicubicHeightMap as BicubicHeightMap,
@@ -24,28 +59,9 @@ from ._surfaces import (
     NearestPointOnLine as NearestPointOnLine,
     Sphere as Sphere,
     Torus as Torus,
+    TouchdownSearch as TouchdownSearch,
+    geodesic_points as geodesic_points,
+    shoot_geodesic as shoot_geodesic,
 )
-# --- end surfaces ---
-
-from ._cable import (
-    CablePath as CablePath,
-    CableSettings as CableSettings,
-    CableSpan as CableSpan,
-    moment_arms as moment_arms,
-)
-
-# --- convex-shape contact (jaxwrap/_contact) ---
-from ._contact import (
-    AbstractDifferentiableFunction as AbstractDifferentiableFunction,
-    ContactType as ContactType,
-    ConvexShape as ConvexShape,
-    ConvexShapeContact as ConvexShapeContact,
-    ConvexShapeContactComplement as ConvexShapeContactComplement,
-    ConvexShapeContactHold as ConvexShapeContactHold,
-    ForceData as ForceData,
-    ProjectionSolution as ProjectionSolution,
-    project as project,
-)
-# --- end contact ---
 
 __version__ = "0.1.0"

@@ -18,22 +18,19 @@ jaxlie and five-term series at small angles, accurate to rounding everywhere.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import equinox as eqx
 import jax.numpy as jnp
 import jaxlie
 from jaxtyping import Array, ArrayLike, Float
 
+from ._misc import as_float_array, axis_rotation, skew
+
 
 def _matvec(matrix: Array, vector: Array) -> Array:
     """``matrix @ vector`` over broadcast leading axes."""
     return jnp.einsum("...ij,...j->...i", matrix, vector)
-
-
-def _as_float_array(x: ArrayLike) -> Array:
-    x = jnp.asarray(x)
-    if not jnp.issubdtype(x.dtype, jnp.floating):
-        x = x.astype(jnp.result_type(float))
-    return x
 
 
 class Transform(eqx.Module):
@@ -52,9 +49,9 @@ class Transform(eqx.Module):
     rotation: Float[Array, "*batch 3 3"]
     translation: Float[Array, "*batch 3"]
 
-    def __init__(self, rotation: ArrayLike, translation: ArrayLike):
-        rotation = _as_float_array(rotation)
-        translation = _as_float_array(translation)
+    def __init__(self, rotation: ArrayLike | Sequence, translation: ArrayLike | Sequence):
+        rotation = as_float_array(rotation)
+        translation = as_float_array(translation)
         if rotation.shape[-2:] != (3, 3):
             raise ValueError(f"Transform rotation must have shape (..., 3, 3), got {rotation.shape}")
         if translation.shape[-1:] != (3,):
@@ -71,18 +68,20 @@ class Transform(eqx.Module):
         return cls(rotation, jnp.zeros((*batch_shape, 3), dtype=dtype))
 
     @classmethod
-    def from_translation(cls, translation: ArrayLike) -> Transform:
-        translation = _as_float_array(translation)
+    def from_translation(cls, translation: ArrayLike | Sequence) -> Transform:
+        translation = as_float_array(translation)
         rotation = jnp.broadcast_to(jnp.eye(3, dtype=translation.dtype), (*translation.shape[:-1], 3, 3))
         return cls(rotation, translation)
 
     @classmethod
-    def from_rotation(cls, rotation: ArrayLike) -> Transform:
-        rotation = _as_float_array(rotation)
+    def from_rotation(cls, rotation: ArrayLike | Sequence) -> Transform:
+        rotation = as_float_array(rotation)
         return cls(rotation, jnp.zeros(rotation.shape[:-1], dtype=rotation.dtype))
 
     @classmethod
-    def from_quaternion(cls, quaternion_xyzw: ArrayLike, translation: ArrayLike | None = None) -> Transform:
+    def from_quaternion(
+        cls, quaternion_xyzw: ArrayLike | Sequence, translation: ArrayLike | Sequence | None = None
+    ) -> Transform:
         """From a unit quaternion ``(x, y, z, w)`` and an optional translation."""
         rotation = quaternion_to_rotation(quaternion_xyzw)
         if translation is None:
@@ -90,7 +89,9 @@ class Transform(eqx.Module):
         return cls(rotation, translation)
 
     @classmethod
-    def from_axis_angle(cls, axis_angle: ArrayLike, translation: ArrayLike | None = None) -> Transform:
+    def from_axis_angle(
+        cls, axis_angle: ArrayLike | Sequence, translation: ArrayLike | Sequence | None = None
+    ) -> Transform:
         """From a rotation vector (axis times angle, the SO(3) exponential) and a translation."""
         rotation = axis_angle_to_rotation(axis_angle)
         if translation is None:
@@ -98,13 +99,13 @@ class Transform(eqx.Module):
         return cls(rotation, translation)
 
     @classmethod
-    def from_matrix(cls, matrix: ArrayLike) -> Transform:
+    def from_matrix(cls, matrix: ArrayLike | Sequence) -> Transform:
         """From homogeneous 4 x 4 matrices ``(..., 4, 4)``."""
-        matrix = _as_float_array(matrix)
+        matrix = as_float_array(matrix)
         return cls(matrix[..., :3, :3], matrix[..., :3, 3])
 
     @classmethod
-    def exp(cls, twist: ArrayLike) -> Transform:
+    def exp(cls, twist: ArrayLike | Sequence) -> Transform:
         """SE(3) exponential of a twist ``(linear, angular)`` (pinocchio's ``exp6`` ordering)."""
         rotation, translation = se3_exp(twist)
         return cls(rotation, translation)
@@ -116,9 +117,7 @@ class Transform(eqx.Module):
     # ---------------------------------------------------------------- conversions
     def as_matrix(self) -> Float[Array, "*batch 4 4"]:
         top = jnp.concatenate([self.rotation, self.translation[..., None]], axis=-1)
-        bottom = jnp.broadcast_to(
-            jnp.array([0.0, 0.0, 0.0, 1.0], dtype=top.dtype), (*self.batch_shape, 1, 4)
-        )
+        bottom = jnp.broadcast_to(jnp.array([0.0, 0.0, 0.0, 1.0], dtype=top.dtype), (*self.batch_shape, 1, 4))
         return jnp.concatenate([top, bottom], axis=-2)
 
     def as_quaternion(self) -> Float[Array, "*batch 4"]:
@@ -130,9 +129,7 @@ class Transform(eqx.Module):
         return rotation_to_axis_angle(self.rotation)
 
     def as_jaxlie(self) -> jaxlie.SE3:
-        return jaxlie.SE3.from_rotation_and_translation(
-            jaxlie.SO3.from_matrix(self.rotation), self.translation
-        )
+        return jaxlie.SE3.from_rotation_and_translation(jaxlie.SO3.from_matrix(self.rotation), self.translation)
 
     def log(self) -> Float[Array, "*batch 6"]:
         """SE(3) logarithm as a twist ``(linear, angular)`` (pinocchio's ``log6`` ordering)."""
@@ -151,13 +148,13 @@ class Transform(eqx.Module):
             _matvec(self.rotation, other.translation) + self.translation,
         )
 
-    def apply(self, points: ArrayLike) -> Array:
+    def apply(self, points: ArrayLike | Sequence) -> Array:
         """Map points (..., 3) from frame B to frame A: ``R p + t``."""
-        return _matvec(self.rotation, _as_float_array(points)) + self.translation
+        return _matvec(self.rotation, as_float_array(points)) + self.translation
 
-    def rotate(self, vectors: ArrayLike) -> Array:
+    def rotate(self, vectors: ArrayLike | Sequence) -> Array:
         """Map free vectors (..., 3) from frame B to frame A: ``R v``."""
-        return _matvec(self.rotation, _as_float_array(vectors))
+        return _matvec(self.rotation, as_float_array(vectors))
 
     # ---------------------------------------------------------------- batching helpers
     @property
@@ -182,28 +179,19 @@ class Transform(eqx.Module):
 
 
 # -------------------------------------------------------------------- rotations
-def _axis_rotation(angle: ArrayLike, i: int, j: int) -> Array:
-    # Right-handed rotation about the axis k orthogonal to (i, j): e_i -> cos e_i + sin e_j.
-    angle = _as_float_array(angle)
-    c, s = jnp.cos(angle), jnp.sin(angle)
-    eye = jnp.broadcast_to(jnp.eye(3, dtype=angle.dtype), (*angle.shape, 3, 3))
-    rotation = eye.at[..., i, i].set(c).at[..., j, j].set(c)
-    return rotation.at[..., j, i].set(s).at[..., i, j].set(-s)
-
-
-def rotation_x(angle: ArrayLike) -> Float[Array, "*batch 3 3"]:
+def rotation_x(angle: ArrayLike | Sequence) -> Float[Array, "*batch 3 3"]:
     """Right-handed rotation by ``angle`` (rad) about the x axis."""
-    return _axis_rotation(angle, 1, 2)
+    return axis_rotation(angle, 0)
 
 
-def rotation_y(angle: ArrayLike) -> Float[Array, "*batch 3 3"]:
+def rotation_y(angle: ArrayLike | Sequence) -> Float[Array, "*batch 3 3"]:
     """Right-handed rotation by ``angle`` (rad) about the y axis."""
-    return _axis_rotation(angle, 2, 0)
+    return axis_rotation(angle, 1)
 
 
-def rotation_z(angle: ArrayLike) -> Float[Array, "*batch 3 3"]:
+def rotation_z(angle: ArrayLike | Sequence) -> Float[Array, "*batch 3 3"]:
     """Right-handed rotation by ``angle`` (rad) about the z axis."""
-    return _axis_rotation(angle, 0, 1)
+    return axis_rotation(angle, 2)
 
 
 def _xyzw_to_wxyz(q: Array) -> Array:
@@ -214,45 +202,26 @@ def _wxyz_to_xyzw(q: Array) -> Array:
     return jnp.concatenate([q[..., 1:], q[..., :1]], axis=-1)
 
 
-def quaternion_to_rotation(quaternion_xyzw: ArrayLike) -> Float[Array, "*batch 3 3"]:
-    """Rotation matrix of a unit quaternion ``(x, y, z, w)`` (not renormalized, as pinocchio)."""
-    q = _as_float_array(quaternion_xyzw)
+def quaternion_to_rotation(quaternion_xyzw: ArrayLike | Sequence) -> Float[Array, "*batch 3 3"]:
+    """Rotation matrix of a quaternion ``(x, y, z, w)``: the rotation of ``q / |q|`` (jaxlie's
+    formula divides by the squared norm; pinocchio assumes a unit quaternion)."""
+    q = as_float_array(quaternion_xyzw)
     return jaxlie.SO3(_xyzw_to_wxyz(q)).as_matrix()
 
 
-def rotation_to_quaternion(rotation: ArrayLike) -> Float[Array, "*batch 4"]:
+def rotation_to_quaternion(rotation: ArrayLike | Sequence) -> Float[Array, "*batch 4"]:
     """Unit quaternion ``(x, y, z, w)`` of a rotation matrix (sign as jaxlie picks it)."""
-    return _wxyz_to_xyzw(jaxlie.SO3.from_matrix(_as_float_array(rotation)).wxyz)
+    return _wxyz_to_xyzw(jaxlie.SO3.from_matrix(as_float_array(rotation)).wxyz)
 
 
-def axis_angle_to_rotation(axis_angle: ArrayLike) -> Float[Array, "*batch 3 3"]:
+def axis_angle_to_rotation(axis_angle: ArrayLike | Sequence) -> Float[Array, "*batch 3 3"]:
     """SO(3) exponential: rotation by ``|w|`` about ``w/|w|`` (identity at ``w = 0``)."""
-    return jaxlie.SO3.exp(_as_float_array(axis_angle)).as_matrix()
+    return jaxlie.SO3.exp(as_float_array(axis_angle)).as_matrix()
 
 
-def rotation_to_axis_angle(rotation: ArrayLike) -> Float[Array, "*batch 3"]:
+def rotation_to_axis_angle(rotation: ArrayLike | Sequence) -> Float[Array, "*batch 3"]:
     """SO(3) logarithm: the rotation vector of angle in ``[0, pi]``."""
-    return jaxlie.SO3.from_matrix(_as_float_array(rotation)).log()
-
-
-def skew(w: ArrayLike) -> Float[Array, "*batch 3 3"]:
-    """Cross-product matrix: ``skew(w) @ v == cross(w, v)``."""
-    w = _as_float_array(w)
-    zero = jnp.zeros_like(w[..., 0])
-    rows = [
-        jnp.stack([zero, -w[..., 2], w[..., 1]], axis=-1),
-        jnp.stack([w[..., 2], zero, -w[..., 0]], axis=-1),
-        jnp.stack([-w[..., 1], w[..., 0], zero], axis=-1),
-    ]
-    return jnp.stack(rows, axis=-2)
-
-
-def unskew(m: ArrayLike) -> Float[Array, "*batch 3"]:
-    """Inverse of :func:`skew` on the antisymmetric part of ``m``."""
-    m = _as_float_array(m)
-    return 0.5 * jnp.stack(
-        [m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]], axis=-1
-    )
+    return jaxlie.SO3.from_matrix(as_float_array(rotation)).log()
 
 
 # -------------------------------------------------------------------- SE(3) and SE(2) maps
@@ -287,9 +256,9 @@ def _coefficient(name: str, theta2: Array) -> Array:
     return jnp.where(small, series, closed)
 
 
-def se3_exp(twist: ArrayLike) -> tuple[Array, Array]:
+def se3_exp(twist: ArrayLike | Sequence) -> tuple[Array, Array]:
     """SE(3) exponential of ``(linear, angular)`` twists (..., 6) -> (rotation, translation)."""
-    twist = _as_float_array(twist)
+    twist = as_float_array(twist)
     v, w = twist[..., :3], twist[..., 3:]
     theta2 = jnp.sum(w * w, axis=-1)[..., None, None]
     W = skew(w)
@@ -297,18 +266,18 @@ def se3_exp(twist: ArrayLike) -> tuple[Array, Array]:
     return axis_angle_to_rotation(w), _matvec(V, v)
 
 
-def se3_log(rotation: ArrayLike, translation: ArrayLike) -> Array:
+def se3_log(rotation: ArrayLike | Sequence, translation: ArrayLike | Sequence) -> Array:
     """SE(3) logarithm -> ``(linear, angular)`` twist (..., 6), angle in [0, pi]."""
     w = rotation_to_axis_angle(rotation)
     theta2 = jnp.sum(w * w, axis=-1)[..., None, None]
     W = skew(w)
     V_inv = jnp.eye(3, dtype=w.dtype) - 0.5 * W + _coefficient("C", theta2) * (W @ W)
-    return jnp.concatenate([_matvec(V_inv, _as_float_array(translation)), w], axis=-1)
+    return jnp.concatenate([_matvec(V_inv, as_float_array(translation)), w], axis=-1)
 
 
-def se2_exp(twist: ArrayLike) -> tuple[Array, Array]:
+def se2_exp(twist: ArrayLike | Sequence) -> tuple[Array, Array]:
     """SE(2) exponential of ``(vx, vy, omega)`` -> ((cos, sin), (x, y))."""
-    twist = _as_float_array(twist)
+    twist = as_float_array(twist)
     theta = twist[..., 2]
     theta2 = theta * theta
     a, b = _coefficient("sinc", theta2), theta * _coefficient("A", theta2)
@@ -317,11 +286,11 @@ def se2_exp(twist: ArrayLike) -> tuple[Array, Array]:
     return unit, jnp.stack([a * vx - b * vy, b * vx + a * vy], axis=-1)
 
 
-def se2_log(unit_complex: ArrayLike, xy: ArrayLike) -> Array:
+def se2_log(unit_complex: ArrayLike | Sequence, xy: ArrayLike | Sequence) -> Array:
     """SE(2) logarithm of ((cos, sin), (x, y)) -> ``(vx, vy, omega)``, omega in (-pi, pi]."""
-    theta = jaxlie.SO2(unit_complex=_as_float_array(unit_complex)).log()[..., 0]
+    theta = jaxlie.SO2(unit_complex=as_float_array(unit_complex)).log()[..., 0]
     theta2 = theta * theta
     a, b = _coefficient("sinc", theta2), theta * _coefficient("A", theta2)
     det = 2.0 * _coefficient("A", theta2)  # a^2 + b^2 = 2 (1 - cos t) / t^2 > 0 on (-pi, pi]
-    x, y = _as_float_array(xy)[..., 0], _as_float_array(xy)[..., 1]
+    x, y = as_float_array(xy)[..., 0], as_float_array(xy)[..., 1]
     return jnp.stack([(a * x + b * y) / det, (-b * x + a * y) / det, theta], axis=-1)

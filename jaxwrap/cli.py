@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 from importlib import resources
@@ -22,7 +23,7 @@ def run_kinematics_demo(joint: str = "elbow", num: int = 13, out=None) -> None:
     import jaxwrap as jw
 
     out = sys.stdout if out is None else out
-    model = jw.RobotModel.from_urdf(demo_arm_urdf())
+    model = jw.load_urdf(demo_arm_urdf())
     tool = model.body_index("tool")
     column = model.joint_names.index(joint)
     lower = float(model.lower_position_limit[column])
@@ -30,17 +31,17 @@ def run_kinematics_demo(joint: str = "elbow", num: int = 13, out=None) -> None:
     q0 = jnp.array([0.0, -0.6, 1.2, -0.6, 0.8, 0.0], dtype=model.joint_axes.dtype)
 
     @jax.jit
-    @jax.vmap
-    def sweep(angle):
+    @functools.partial(jax.vmap, in_axes=(None, 0))
+    def sweep(model, angle):
         q = q0.at[column].set(angle)
-        X = model.forward_kinematics(q)[tool]
-        J = model.jacobian(q, tool)
+        X = jw.forward_kinematics(model, q)[tool]
+        J = jw.jacobian(model, q, tool)
         singular_values = jnp.linalg.svd(J, compute_uv=False)
         return X.translation, singular_values[0] / singular_values[-1], jnp.prod(singular_values)
 
     angles = jnp.linspace(lower, upper, num, dtype=q0.dtype)
     start = time.perf_counter()
-    tips, condition, manipulability = jax.block_until_ready(sweep(angles))
+    tips, condition, manipulability = jax.block_until_ready(sweep(model, angles))
     elapsed = time.perf_counter() - start
 
     print(f"{model!r}", file=out)
@@ -63,17 +64,27 @@ def elbow_model_and_cable():
     b = b.add_body("humerus", mass=2.0, com=(0, -0.15, 0)).add_body("forearm", mass=1.2, com=(0, -0.12, 0))
     b = b.add_joint("shoulder_weld", "fixed", "world", "humerus")
     b = b.add_joint(
-        "elbow", "revolute", "humerus", "forearm",
-        placement=jw.Transform.from_translation([0, -0.3, 0]), axis=(0, 0, 1), lower=0.0, upper=1.8,
+        "elbow",
+        "revolute",
+        "humerus",
+        "forearm",
+        placement=jw.Transform.from_translation([0, -0.3, 0]),
+        axis=(0, 0, 1),
+        lower=0.0,
+        upper=1.8,
     )
     model = b.build()
     humerus, forearm = model.body_index("humerus"), model.body_index("forearm")
     cable = (
         jw.CableSpan(humerus, [-0.03, -0.08, 0.0], forearm, [-0.01, -0.16, 0.0])
-        .add_obstacle(humerus, jw.Transform.from_translation([0, -0.3, 0]), jw.Cylinder(0.025), contact_hint=[-0.025, 0, 0])
         .add_obstacle(
-            forearm, jw.Transform.from_translation([-0.012, -0.10, 0]),
-            jw.Ellipsoid(jnp.array([0.012, 0.04, 0.02])), contact_hint=[-0.012, 0, 0],
+            humerus, jw.Transform.from_translation([0, -0.3, 0]), jw.Cylinder(0.025), contact_hint=[-0.025, 0, 0]
+        )
+        .add_obstacle(
+            forearm,
+            jw.Transform.from_translation([-0.012, -0.10, 0]),
+            jw.Ellipsoid(jnp.array([0.012, 0.04, 0.02])),
+            contact_hint=[-0.012, 0, 0],
         )
     )
     return model, cable
@@ -93,22 +104,27 @@ def run_cable_demo(num: int = 13, plot: str | None = "jaxwrap_demo.png", out=Non
     angles = jnp.linspace(lower, upper, num)
 
     @jax.jit
-    @jax.vmap
-    def sweep(angle):
+    @functools.partial(jax.vmap, in_axes=(None, None, 0))
+    def sweep(model, cable, angle):
         q = angle[None]
-        path = cable.solve(model.forward_kinematics(q))
+        path = jw.solve_cable(cable, jw.forward_kinematics(model, q))
         return dict(
-            length=path.length, moment_arm=jw.moment_arms(model, cable, q)[0], iterations=path.num_iterations,
-            in_contact=path.in_contact, converged=path.converged, points=path.points(12),
+            length=path.length,
+            moment_arm=jw.moment_arms(model, cable, q)[0],
+            iterations=path.num_iterations,
+            in_contact=path.in_contact,
+            converged=path.converged,
+            points=path.points(12),
         )
 
     start = time.perf_counter()
-    result = jax.block_until_ready(sweep(angles))
+    result = jax.block_until_ready(sweep(model, cable, angles))
     elapsed = time.perf_counter() - start
 
     print(f"{model!r}\ncable: humerus -> cylinder (elbow) -> ellipsoid (forearm) -> forearm", file=out)
     print(f"{num} elbow angles solved and differentiated in one jit(vmap) call\n", file=out)
-    print(f"{'angle [deg]':>11} {'length [mm]':>12} {'moment arm [mm]':>16} {'iterations':>10} {'contact':>9} {'ok':>3}", file=out)
+    header = f"{'angle [deg]':>11} {'length [mm]':>12} {'moment arm [mm]':>16} {'iterations':>10} {'contact':>9}"
+    print(f"{header} {'ok':>3}", file=out)
     for k, angle in enumerate(angles.tolist()):
         contact = "".join("C" if c else "-" for c in result["in_contact"][k].tolist())
         print(
@@ -162,8 +178,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jaxwrap", description="jaxwrap command line")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run a demo (default: the cable-wrapping elbow)")
-    demo.add_argument("which", nargs="?", choices=("cable", "arm"), default="cable",
-                      help="cable: elbow cable sweep with moment arms; arm: six-axis arm kinematics sweep")
+    demo.add_argument(
+        "which",
+        nargs="?",
+        choices=("cable", "arm"),
+        default="cable",
+        help="cable: elbow cable sweep with moment arms; arm: six-axis arm kinematics sweep",
+    )
     demo.add_argument("--num", type=int, default=13, help="number of joint angles (default: 13)")
     demo.add_argument("--joint", default="elbow", help="arm demo: joint to sweep (default: elbow)")
     demo.add_argument("--plot", default="jaxwrap_demo.png", help="cable demo: PNG to write ('' for none)")

@@ -1,10 +1,15 @@
 """Cable wrapping after Simbody's CableSpan (Scholz et al. 2015, natural geodesic variations).
 
-`_span.py` defines the cable, `_geometry.py` the path error/Jacobian/length derivatives,
-`_solver.py` the iteration (both algorithms, touchdown and liftoff), `_implicit.py` the
-implicit differentiation of the converged path, `_path.py` the outputs.
+Layers, each importing only those above it in this list: `_definition.py` (settings,
+path elements, the abstract cable), `_state.py` (scene and curve state),
+`_geometry.py` (path error, its Jacobian, length derivatives), `_solver.py` (the loop:
+touchdown and liftoff, both algorithms), `_path.py` (the outputs), `_solve.py` (the
+entry point `solve_cable` and implicit differentiation), `_span.py` (the concrete
+`CableSpan`), `_moment_arms.py`.
 """
 
+from ._definition import CableSettings as CableSettings
 from ._moment_arms import moment_arms as moment_arms
 from ._path import CablePath as CablePath
-from ._span import CableSettings as CableSettings, CableSpan as CableSpan
+from ._solve import solve_cable as solve_cable
+from ._span import CableSpan as CableSpan

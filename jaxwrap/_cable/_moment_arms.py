@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, ArrayLike, Float, Real
+
+from .._kinematics import RobotModel, forward_kinematics, integrate
+from ._definition import AbstractCableSpan
+from ._path import CablePath
+from ._solve import solve_cable
+from ._state import CurveState
 
 
-def moment_arms(model, cable, q: ArrayLike, warm_start=None) -> Float[Array, " nv"]:
+def moment_arms(
+    model: RobotModel,
+    cable: AbstractCableSpan,
+    q: Real[ArrayLike, " nq"] | Sequence,
+    warm_start: CablePath | CurveState | None = None,
+) -> Float[Array, " nv"]:
     """Moment arms of ``cable`` about every velocity coordinate of ``model`` at ``q``.
 
     ``r_k = -dL/dv_k``: the generalized force per unit tension that the cable applies to
     coordinate k (for a revolute joint, the classic muscle moment arm, positive when
     shortening the cable turns the joint positively). Computed by reverse-mode
-    differentiation of the solved length through ``model.forward_kinematics(model.integrate(q, v))``
+    differentiation of the solved length through ``forward_kinematics(model, integrate(model, q, v))``
     at ``v = 0``, i.e. implicit differentiation of the converged path; the cable's body
     indices are the model's (0 = world).
 
@@ -22,13 +35,13 @@ def moment_arms(model, cable, q: ArrayLike, warm_start=None) -> Float[Array, " n
     - `model`: a `jaxwrap.RobotModel`.
     - `cable`: a `jaxwrap.CableSpan` whose bodies index ``model``'s bodies.
     - `q`: configuration (nq,).
-    - `warm_start`: optional previous `CablePath` (see `CableSpan.solve`).
+    - `warm_start`: optional previous `CablePath` (see `jaxwrap.solve_cable`).
 
     **Returns:** (nv,) moment arms (m for revolute, dimensionless for prismatic coordinates).
     """
-    q = jnp.asarray(q)
+    q = model.check_q(q)
 
     def length(v):
-        return cable.solve(model.forward_kinematics(model.integrate(q, v)), warm_start).length
+        return solve_cable(cable, forward_kinematics(model, integrate(model, q, v)), warm_start=warm_start).length
 
     return -jax.grad(length)(jnp.zeros(model.nv, dtype=jnp.result_type(q, float)))

@@ -1,4 +1,4 @@
-"""`CablePath`: a solved cable and everything computed from it (cablespan.md §2.13).
+"""`CablePath`: a solved cable and everything computed from it (docs/cable.md#outputs).
 
 Spatial vectors follow the jaxwrap contract: velocities ``[angular, linear]`` (linear =
 velocity of the body origin), forces ``[moment about the body origin, force]``, both in
@@ -7,13 +7,17 @@ ground, arrays of shape (..., 2, 3). Unit forces are the forces for unit tension
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import Array, Bool, Float, Int
+from jaxtyping import Array, ArrayLike, Bool, Float, Int, Real
 
+from .._results import RESULTS
 from .._spatial import Transform
+from ._definition import AbstractCableSpan
+from ._geometry import Evaluation, total_length
+from ._state import CurveState, Scene
 
 
 class CablePath(eqx.Module):
@@ -21,39 +25,42 @@ class CablePath(eqx.Module):
 
     **Status fields:**
 
-    - `converged`: every cable segment reached the smoothness tolerance and no end or via
-      point lies inside an obstacle.
+    - `result`: a `jaxwrap.RESULTS` item, the outcome of the solve (one per path when
+      batched); `converged` is its boolean summary, ``result == RESULTS.successful``.
     - `smoothness`: the largest angular discontinuity (rad) between a straight line and a
       curve, over the whole path (Simbody's max path error).
-    - `num_iterations`: corrections applied, summed over cable segments.
+    - `num_iterations`: corrections applied, summed over legs.
     - `endpoint_inside`: (num_obstacles,) a neighbouring path point of the obstacle's
       curve (an end or via point, or the adjacent contact point on another obstacle) lies
-      inside it, where the surface is defined (Simbody throws there; `CableSpan.check`
+      inside it, where the surface is defined (Simbody throws there; ``throw=True``
       raises).
     """
 
-    cable: Any  # CableSpan
+    cable: AbstractCableSpan
     body_poses: Transform
-    scene: Any  # _solver.Scene
-    state: Any  # _solver.CurveState (warm start data, in surface frames)
-    evaluation: Any  # _solver.Evaluation
+    scene: Scene
+    state: CurveState  # warm-start data, in surface frames
+    evaluation: Evaluation
+    result: RESULTS
     smoothness: Float[Array, ""]
     num_iterations: Int[Array, ""]
-    converged: Bool[Array, ""]
     endpoint_inside: Bool[Array, " n"]
+
+    @property
+    def converged(self) -> Bool[Array, ...]:
+        """``result == RESULTS.successful`` (keeps batch axes)."""
+        return jnp.asarray(self.result == RESULTS.successful)
 
     # ------------------------------------------------------------------ basics
     @property
     def length(self) -> Float[Array, ""]:
         """Total length: straight lines plus the arcs of the obstacles in contact."""
-        from ._geometry import total_length
-
         ev = self.evaluation
-        return total_length(ev.curves, ev.topo, ev.lines)
+        return total_length(ev.curves, ev.neighbours, ev.lines)
 
     @property
     def in_contact(self) -> Bool[Array, " n"]:
-        return self.evaluation.topo.active
+        return self.evaluation.neighbours.active
 
     @property
     def origin_tangent(self) -> Float[Array, "3"]:
@@ -70,14 +77,14 @@ class CablePath(eqx.Module):
 
     def via_point_tangents(self, i: int) -> tuple[Float[Array, "3"], Float[Array, "3"]]:
         """(incoming, outgoing) unit directions at via point ``i``."""
-        ln = self.evaluation.lines
-        return ln.e_last[i], ln.e_first[i + 1]
+        lines = self.evaluation.lines
+        return lines.e_last[i], lines.e_first[i + 1]
 
     # ------------------------------------------------------------------ curves
     def curve_segment_arc_length(self, i: int) -> Float[Array, ""]:
         """Geodesic length over obstacle ``i``; NaN while the cable is lifted from it."""
         ev = self.evaluation
-        return jnp.where(ev.topo.active[i], ev.curves.arc_length[i], jnp.nan)
+        return jnp.where(ev.neighbours.active[i], ev.curves.arc_length[i], jnp.nan)
 
     def curve_segment_frames(self, i: int) -> tuple[Transform, Transform]:
         """Darboux frames at first (P) and last (Q) contact in ground: x = tangent,
@@ -147,7 +154,7 @@ class CablePath(eqx.Module):
         forces += [(v.body, self.via_point_unit_force(j)) for j, v in enumerate(cable.via_points)]
         return forces
 
-    def body_forces(self, tension: Float[Array, ""]) -> Float[Array, "n_bodies 2 3"]:
+    def body_forces(self, tension: Real[ArrayLike, ""] | Sequence) -> Float[Array, "n_bodies 2 3"]:
         """Spatial forces of the cable on every body for ``tension``; all zero for
         ``tension <= 0`` (a cable cannot push)."""
         n_bodies = self.body_poses.batch_shape[0]
@@ -157,14 +164,16 @@ class CablePath(eqx.Module):
         tension = jnp.asarray(tension)
         return jnp.where(tension > 0, tension, 0.0) * total
 
-    def power(self, tension: Float[Array, ""], body_velocities: Float[Array, "n_bodies 2 3"]) -> Float[Array, ""]:
+    def power(
+        self, tension: Real[ArrayLike, ""] | Sequence, body_velocities: Real[ArrayLike, "n_bodies 2 3"] | Sequence
+    ) -> Float[Array, ""]:
         """Power the cable delivers to the bodies: ``Σ F · V`` for ``tension``, with
         ``F = [moment, force]`` and ``V = [angular, linear]``."""
         forces = self.body_forces(tension)
         return jnp.sum(forces * jnp.asarray(body_velocities))
 
     # ------------------------------------------------------------------ length rate
-    def length_dot(self, body_velocities: Float[Array, "n_bodies 2 3"]) -> Float[Array, ""]:
+    def length_dot(self, body_velocities: Real[ArrayLike, "n_bodies 2 3"] | Sequence) -> Float[Array, ""]:
         """Exact rate of change of the length: Σ over straight lines of ``e · (v_end − v_start)``
         with the velocities of the material points of the bodies at the line ends (the arcs
         contribute nothing; Scholz et al. 2015)."""
@@ -177,16 +186,16 @@ class CablePath(eqx.Module):
         start_bodies = [cable.origin_body] + [v.body for v in cable.via_points]
         end_bodies = [v.body for v in cable.via_points] + [cable.termination_body]
         rate = jnp.zeros((), scene.origin.dtype)
-        segments = cable.segments()
-        c, topo, ln = ev.curves, ev.topo, ev.lines
+        legs = cable.legs()
+        c, topology, lines = ev.curves, ev.neighbours, ev.lines
         v_P = [velocity(o.body, c.P[i]) for i, o in enumerate(cable.obstacles)]
         v_Q = [velocity(o.body, c.Q[i]) for i, o in enumerate(cable.obstacles)]
-        for s, obstacles in enumerate(segments):
-            v_start = velocity(start_bodies[s], scene.seg_start[s])
+        for s, obstacles in enumerate(legs):
+            v_start = velocity(start_bodies[s], scene.leg_start[s])
             v_last = v_start
             for i in obstacles:
                 # Line into curve i starts at the previous active point (v_last so far).
-                rate = rate + jnp.where(topo.active[i], jnp.dot(ln.e_in[i], v_P[i] - v_last), 0.0)
-                v_last = jnp.where(topo.active[i], v_Q[i], v_last)
-            rate = rate + jnp.dot(ln.e_last[s], velocity(end_bodies[s], scene.seg_end[s]) - v_last)
+                rate = rate + jnp.where(topology.active[i], jnp.dot(lines.e_in[i], v_P[i] - v_last), 0.0)
+                v_last = jnp.where(topology.active[i], v_Q[i], v_last)
+            rate = rate + jnp.dot(lines.e_last[s], velocity(end_bodies[s], scene.leg_end[s]) - v_last)
         return rate

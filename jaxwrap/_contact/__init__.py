@@ -10,6 +10,15 @@ from ._contact import (
     ForceData as ForceData,
     Selection as Selection,
 )
-from ._function import AbstractDifferentiableFunction as AbstractDifferentiableFunction
+from ._function import (
+    AbstractDifferentiableFunction as AbstractDifferentiableFunction,
+    constraint_jacobian as constraint_jacobian,
+    constraint_value as constraint_value,
+    constraint_value_and_jacobian as constraint_value_and_jacobian,
+)
+from ._projector import (
+    LevenbergMarquardt as LevenbergMarquardt,
+    ProjectionSolution as ProjectionSolution,
+    project as project,
+)
 from ._shape import ConvexShape as ConvexShape
-from ._projector import ProjectionSolution as ProjectionSolution, project as project

@@ -1,7 +1,7 @@
 """`ConvexShapeContactComplement` and `ConvexShapeContactHold`, and the right-hand-side decoder.
 
-The complement (R^3) completes the contact to a full relative pose (reference
-convex-shape-contact.md §2.7): with the contact's selection ``(j, i)`` and radius ``M``,
+The complement (R^3) completes the contact to a full relative pose (docs/contact.md#complement):
+with the contact's selection ``(j, i)`` and radius ``M``,
 
     inside : (y + 2 j M,  z + 2 i M,  rx)
     outside: (    2 j M,      2 i M,  rx)
@@ -13,13 +13,12 @@ an object resting at one place. The hold (R^8) is ``[contact(5); complement(3)]`
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
-import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float, Int
 
-from .._kinematics import RobotModel
+from .._kinematics import RobotModel, forward_kinematics
 from .._spatial import Transform, axis_angle_to_rotation
 from ._contact import ConvexShapeContact, Selection
 from ._function import AbstractDifferentiableFunction
@@ -41,14 +40,12 @@ class ConvexShapeContactComplement(AbstractDifferentiableFunction):
         model: RobotModel,
         floors: Sequence[ConvexShape],
         objects: Sequence[ConvexShape],
-        normal_margin: ArrayLike = 0.0,
-        smoothing: ArrayLike = 0.0,
+        normal_margin: ArrayLike | Sequence = 0.0,
+        smoothing: ArrayLike | Sequence = 0.0,
         line_on_plane: str = "hpp",
         name: str = "ConvexShapeContact",
     ):
-        self.contact = ConvexShapeContact(
-            model, floors, objects, normal_margin, smoothing, line_on_plane, name
-        )
+        self.contact = ConvexShapeContact(model, floors, objects, normal_margin, smoothing, line_on_plane, name)
 
     @classmethod
     def create_pair(cls, *args, **kwargs) -> tuple[ConvexShapeContact, ConvexShapeContactComplement]:
@@ -68,22 +65,20 @@ class ConvexShapeContactComplement(AbstractDifferentiableFunction):
     def output_size(self) -> int:
         return 3
 
-    def select(self, q: ArrayLike) -> Selection:
+    def select(self, q: ArrayLike | Sequence) -> Selection:
         return self.contact.select(q)
 
     def value_with_selection(self, q: Float[Array, " nq"], selection: Selection) -> Float[Array, "3"]:
         contact = self.contact
         geometry = contact.pairs(q)
-        pair_weights, inside = contact._weights(geometry, selection)
+        pair_weights, inside = contact.pair_weights(geometry, selection)
         inside = jnp.where(contact.smoothing > 0, inside, selection.inside.astype(inside.dtype))
         F, O = contact.num_floors, contact.num_objects
         offsets_f = 2 * contact.radius * jnp.arange(F, dtype=geometry.v6.dtype)[:, None]
         offsets_o = 2 * contact.radius * jnp.arange(O, dtype=geometry.v6.dtype)[None, :]
         v6 = geometry.v6
-        per_pair = jnp.stack(
-            [inside * v6[..., 1] + offsets_f, inside * v6[..., 2] + offsets_o, v6[..., 3]], axis=-1
-        )
-        return contact._combine(per_pair, pair_weights, selection)
+        per_pair = jnp.stack([inside * v6[..., 1] + offsets_f, inside * v6[..., 2] + offsets_o, v6[..., 3]], axis=-1)
+        return contact.combine_pairs(per_pair, pair_weights, selection)
 
     def decode_rhs(self, rhs: Float[Array, "8"]) -> tuple[Int[Array, ""], Int[Array, ""], Transform]:
         """hpp ``computeRelativePoseRightHandSide``: from a hold right-hand side (8,),
@@ -121,8 +116,8 @@ class ConvexShapeContactHold(AbstractDifferentiableFunction):
         model: RobotModel,
         floors: Sequence[ConvexShape],
         objects: Sequence[ConvexShape],
-        normal_margin: ArrayLike = 0.0,
-        smoothing: ArrayLike = 0.0,
+        normal_margin: ArrayLike | Sequence = 0.0,
+        smoothing: ArrayLike | Sequence = 0.0,
         line_on_plane: str = "hpp",
         name: str = "ConvexShapeContact",
     ):
@@ -147,7 +142,7 @@ class ConvexShapeContactHold(AbstractDifferentiableFunction):
     def output_size(self) -> int:
         return 8
 
-    def select(self, q: ArrayLike) -> Selection:
+    def select(self, q: ArrayLike | Sequence) -> Selection:
         return self.contact.select(q)
 
     def value_with_selection(self, q: Float[Array, " nq"], selection: Selection) -> Float[Array, "8"]:
@@ -162,14 +157,14 @@ class ConvexShapeContactHold(AbstractDifferentiableFunction):
         """See `ConvexShapeContactComplement.decode_rhs`."""
         return self.complement.decode_rhs(rhs)
 
-    def object_pose(self, q: ArrayLike, rhs: Float[Array, "8"]) -> Transform:
+    def object_pose(self, q: ArrayLike | Sequence, rhs: Float[Array, "8"]) -> Transform:
         """The explicit hold's output (hpp ``explicit_::ConvexShapeContact``): the pose
         ``X_GB`` of the selected object's body that realizes the right-hand side `rhs`,
         given the floor bodies' poses at `q`. The floor frame is first moved out of the
         floor by the normal margin, as hpp does."""
         contact = self.contact
         floor, obj, X_FO = self.decode_rhs(rhs)
-        X_GB = contact.model.forward_kinematics(contact._check_q(q))
+        X_GB = forward_kinematics(contact.model, q)
         floor_frames = Transform.stack([X_GB[f.body] @ f.frame for f in contact.floors])
         object_frames = Transform.stack([o.frame for o in contact.objects])
         X_GF = floor_frames[floor]

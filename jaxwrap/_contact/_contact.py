@@ -1,6 +1,6 @@
 """`ConvexShapeContact`: hpp-constraints' contact function between two sets of convex shapes.
 
-Value (R^5) of the selected pair (reference convex-shape-contact.md §2.5), with
+Value (R^5) of the selected pair (docs/contact.md#contact-value), with
 ``(x, y, z, rx, ry, rz)`` the pair's `v6` and ``m`` the normal margin:
 
 =============== ======================= =======================
@@ -34,7 +34,7 @@ Beyond hpp:
 from __future__ import annotations
 
 import enum
-from typing import Sequence
+from collections.abc import Sequence
 
 import equinox as eqx
 import jax
@@ -43,9 +43,10 @@ import numpy as np
 from jaxtyping import Array, ArrayLike, Bool, Float, Int
 
 from .._kinematics import RobotModel
+from .._misc import as_scalar, check_non_negative, safe_norm
 from ._function import AbstractDifferentiableFunction
 from ._pairs import PairGeometry, pair_geometry
-from ._shape import ConvexShape, _safe_norm
+from ._shape import ConvexShape
 
 
 class ContactType(enum.IntEnum):
@@ -93,18 +94,13 @@ def _resolve(model: RobotModel, shapes: Sequence[ConvexShape], role: str) -> tup
     for k, shape in enumerate(shapes):
         if not isinstance(shape, ConvexShape):
             raise ValueError(f"{role} {k}: expected a ConvexShape, got {type(shape).__name__}")
-        resolved.append(shape.with_body(model._resolve_body(shape.body)))
+        resolved.append(shape.with_body(model.resolve_body(shape.body)))
     return tuple(resolved)
 
 
 def _concrete_scalar(x, what: str) -> Array:
-    x = jnp.asarray(x)
-    if not jnp.issubdtype(x.dtype, jnp.floating):
-        x = x.astype(jnp.result_type(float))
-    if x.shape != ():
-        raise ValueError(f"{what} must be a scalar, got shape {x.shape}")
-    if not isinstance(x, jax.core.Tracer) and not (bool(x >= 0) and bool(jnp.isfinite(x))):
-        raise ValueError(f"{what} must be finite and >= 0, got {float(x)}")
+    x = as_scalar(x, what)
+    check_non_negative(what, x)
     return x
 
 
@@ -141,8 +137,8 @@ class ConvexShapeContact(AbstractDifferentiableFunction):
         model: RobotModel,
         floors: Sequence[ConvexShape],
         objects: Sequence[ConvexShape],
-        normal_margin: ArrayLike = 0.0,
-        smoothing: ArrayLike = 0.0,
+        normal_margin: ArrayLike | Sequence = 0.0,
+        smoothing: ArrayLike | Sequence = 0.0,
         line_on_plane: str = "hpp",
         name: str = "ConvexShapeContact",
     ):
@@ -186,7 +182,7 @@ class ConvexShapeContact(AbstractDifferentiableFunction):
         """``M = 1 + max`` over floor vertices of the distance to their floor's centre."""
         return 1 + jnp.max(jnp.stack([floor.radius for floor in self.floors]))
 
-    def with_normal_margin(self, normal_margin: ArrayLike) -> ConvexShapeContact:
+    def with_normal_margin(self, normal_margin: ArrayLike | Sequence) -> ConvexShapeContact:
         """A copy with another margin (hpp ``setNormalMargin``)."""
         return eqx.tree_at(lambda c: c.normal_margin, self, _concrete_scalar(normal_margin, "normal_margin"))
 
@@ -204,20 +200,20 @@ class ConvexShapeContact(AbstractDifferentiableFunction):
     def active_parameters(self) -> np.ndarray:
         active = np.zeros(self.model.nq, dtype=bool)
         for b in self._path_bodies():
-            active[self.model._q_slice(b)] = True
+            active[self.model.q_slice(b)] = True
         return active
 
     @property
     def active_derivative_parameters(self) -> np.ndarray:
         active = np.zeros(self.model.nv, dtype=bool)
         for b in self._path_bodies():
-            active[self.model._v_slice(b)] = True
+            active[self.model.v_slice(b)] = True
         return active
 
     # ------------------------------------------------------------------ evaluation
-    def pairs(self, q: ArrayLike) -> PairGeometry:
+    def pairs(self, q: ArrayLike | Sequence) -> PairGeometry:
         """Geometry of every (floor, object) pair at `q` (arrays ``(F, O, ...)``)."""
-        return pair_geometry(self.model, self._check_q(q), self.floors, self.objects)
+        return pair_geometry(self.model, self.model.check_q(q), self.floors, self.objects)
 
     def _selection_from(self, geometry: PairGeometry) -> Selection:
         flat = jnp.argmin(geometry.selection_distance.reshape(-1))  # first minimum: hpp's strict <
@@ -227,7 +223,7 @@ class ConvexShapeContact(AbstractDifferentiableFunction):
         return Selection(floor.astype(jnp.int32), obj.astype(jnp.int32), inside, types[obj])
 
     @eqx.filter_jit
-    def select(self, q: ArrayLike) -> Selection:
+    def select(self, q: ArrayLike | Sequence) -> Selection:
         """hpp ``selectConvexShapes``: the closest pair (floor-major, first wins ties),
         whether the object centre projects strictly inside the floor, and the contact type."""
         return self._selection_from(jax.lax.stop_gradient(self.pairs(q)))
@@ -243,13 +239,14 @@ class ConvexShapeContact(AbstractDifferentiableFunction):
                 # The segment direction is the object frame's z axis; in the floor frame
                 # its x component is the height gained per unit length along the line.
                 u = geometry.X_FO.rotation[:, i, :, 2]
-                elevation = jnp.arctan2(u[:, 0], _safe_norm(u[:, 1:]))
+                elevation = jnp.arctan2(u[:, 0], safe_norm(u[:, 1:]))
                 r = jnp.stack([jnp.zeros_like(elevation), elevation], axis=-1)
             rows.append(r)
         return jnp.stack(rows, axis=1)
 
-    def _weights(self, geometry: PairGeometry, selection: Selection) -> tuple[Array, Array]:
-        """Pair weights (F, O) and inside weights (F, O): one-hot and 0/1 when hard."""
+    def pair_weights(self, geometry: PairGeometry, selection: Selection) -> tuple[Array, Array]:
+        """Pair weights (F, O) and inside weights (F, O) of the pairs' `geometry`: one-hot
+        (the `selection`) and 0/1 when hard, soft weights with smoothing."""
         F, O = self.num_floors, self.num_objects
         hard_pair = jax.nn.one_hot(selection.floor * O + selection.object, F * O, dtype=geometry.v6.dtype)
         hard_inside = (geometry.in_plane_distance < 0).astype(geometry.v6.dtype)
@@ -269,7 +266,7 @@ class ConvexShapeContact(AbstractDifferentiableFunction):
             [jnp.stack([x + self.normal_margin, outside * y, outside * z], axis=-1), rotation], axis=-1
         )
 
-    def _combine(self, per_pair: Array, pair_weights: Array, selection: Selection) -> Array:
+    def combine_pairs(self, per_pair: Array, pair_weights: Array, selection: Selection) -> Array:
         """The selected pair's row (exactly, when hard) or the weighted sum (soft)."""
         hard = per_pair[selection.floor, selection.object]
         soft = jnp.einsum("fo,fo...->...", pair_weights, per_pair)
@@ -277,17 +274,17 @@ class ConvexShapeContact(AbstractDifferentiableFunction):
 
     def value_with_selection(self, q: Float[Array, " nq"], selection: Selection) -> Float[Array, "5"]:
         geometry = self.pairs(q)
-        pair_weights, inside = self._weights(geometry, selection)
+        pair_weights, inside = self.pair_weights(geometry, selection)
         # The hard inside flag is the selection's (held fixed under differentiation).
         inside = jnp.where(self.smoothing > 0, inside, selection.inside.astype(inside.dtype))
-        return self._combine(self._pair_values(geometry, inside), pair_weights, selection)
+        return self.combine_pairs(self._pair_values(geometry, inside), pair_weights, selection)
 
     # ------------------------------------------------------------------ contact points
     @eqx.filter_jit
-    def contact_point_mask(self, q: ArrayLike, normal_margin: ArrayLike) -> Bool[Array, "O F"]:
+    def contact_point_mask(self, q: ArrayLike | Sequence, normal_margin: ArrayLike | Sequence) -> Bool[Array, "O F"]:
         """hpp ``computeContactPoints``' test for every (object, floor): the object centre
         projects inside the floor (boundary included) and ``dn < normal_margin``."""
-        q = self._check_q(q)
+        q = self.model.check_q(q)
         geometry = self.pairs(q)
         X_GB = self.model.forward_kinematics(q)
         masks = []
@@ -296,15 +293,13 @@ class ConvexShapeContact(AbstractDifferentiableFunction):
             normal_f = X_GB[floor.body].rotate(floor.normal)
             centre_o = jnp.stack([X_GB[o.body].apply(o.centre) for o in self.objects])
             # hpp's ConvexShapeData::intersection(Co, nf)
-            hit = centre_o + normal_f * (
-                (centre_f - centre_o) @ normal_f / jnp.dot(normal_f, normal_f)
-            )[:, None]
+            hit = centre_o + normal_f * ((centre_f - centre_o) @ normal_f / jnp.dot(normal_f, normal_f))[:, None]
             local = X_GB[floor.body].inverse().apply(hit)
             inside = jax.vmap(floor.is_inside_local)(local)
             masks.append(inside & (geometry.normal_distance[j] < normal_margin))
         return jnp.stack(masks, axis=1)
 
-    def compute_contact_points(self, q: ArrayLike, normal_margin: ArrayLike) -> list[ForceData]:
+    def compute_contact_points(self, q: ArrayLike | Sequence, normal_margin: ArrayLike | Sequence) -> list[ForceData]:
         """hpp ``computeContactPoints``: a `ForceData` for every (object, floor) pair,
         objects outer and floors inner, whose object centre projects inside the floor and
         lies less than `normal_margin` along the floor normal (``dn < normal_margin``).

@@ -19,6 +19,7 @@ inside an outer `jax.jit`/`jax.vmap` they inline.
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from typing import Any
 
 import equinox as eqx
@@ -27,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
-from .._kinematics import RobotModel
+from .._kinematics import RobotModel, integrate
 
 
 class AbstractDifferentiableFunction(eqx.Module):
@@ -75,44 +76,25 @@ class AbstractDifferentiableFunction(eqx.Module):
         return np.ones(self.model.nv, dtype=bool)
 
     # ------------------------------------------------------------------ evaluation
-    def _check_q(self, q: ArrayLike) -> Array:
-        return self.model._check_q(q)
-
+    # Eager conveniences: `equinox.filter_jit`-ed, so a call compiles once per function
+    # structure; under an outer `jax.jit` use the free functions below.
     @eqx.filter_jit
-    def value(self, q: ArrayLike) -> Float[Array, " m"]:
-        """``f(q)``.
+    def value(self, q: ArrayLike | Sequence) -> Float[Array, " m"]:
+        """``f(q)``; see `jaxwrap.constraint_value`."""
+        return constraint_value(self, q)
 
-        **Arguments:** `q`: a configuration (nq,); batch with `jax.vmap`.
-
-        **Returns:** the value (m,).
-        """
-        q = self._check_q(q)
-        return self.value_with_selection(q, self.select(q))
-
-    def __call__(self, q: ArrayLike) -> Float[Array, " m"]:
+    def __call__(self, q: ArrayLike | Sequence) -> Float[Array, " m"]:
         return self.value(q)
 
     @eqx.filter_jit
-    def value_and_jacobian(self, q: ArrayLike) -> tuple[Float[Array, " m"], Float[Array, "m nv"]]:
-        """``(f(q), J(q))`` sharing one forward pass.
-
-        The Jacobian is ``d/dv f(model.integrate(q, v))`` at ``v = 0`` with the selection
-        of `q` held fixed (forward-mode autodiff through ``integrate``).
-        """
-        q = self._check_q(q)
-        selection = self.select(q)
-
-        def along(v):
-            return self.value_with_selection(self.model.integrate(q, v), selection)
-
-        zero = jnp.zeros(self.model.nv, dtype=q.dtype)
-        value, jvp = jax.linearize(along, zero)
-        return value, jax.vmap(jvp, out_axes=1)(jnp.eye(self.model.nv, dtype=q.dtype))
+    def value_and_jacobian(self, q: ArrayLike | Sequence) -> tuple[Float[Array, " m"], Float[Array, "m nv"]]:
+        """``(f(q), J(q))``; see `jaxwrap.constraint_value_and_jacobian`."""
+        return constraint_value_and_jacobian(self, q)
 
     @eqx.filter_jit
-    def jacobian(self, q: ArrayLike) -> Float[Array, "m nv"]:
-        """``J(q)`` (m, nv): the derivative along ``model.integrate``; see `value_and_jacobian`."""
-        return self.value_and_jacobian(q)[1]
+    def jacobian(self, q: ArrayLike | Sequence) -> Float[Array, "m nv"]:
+        """``J(q)`` (m, nv); see `jaxwrap.constraint_jacobian`."""
+        return constraint_value_and_jacobian(self, q)[1]
 
     # ------------------------------------------------------------------ finite differences
     def _steps(self, q: Array, eps: float | None) -> Array:
@@ -124,13 +106,13 @@ class AbstractDifferentiableFunction(eqx.Module):
         return jnp.where(x == 0, eps, eps * jnp.abs(x))
 
     @eqx.filter_jit
-    def finite_difference_forward(self, q: ArrayLike, eps: float | None = None) -> Float[Array, "m nv"]:
+    def finite_difference_forward(self, q: ArrayLike | Sequence, eps: float | None = None) -> Float[Array, "m nv"]:
         """hpp's ``finiteDifferenceForward`` along ``integrate``: column ``j`` is
         ``(f(q + h_j e_j) - f(q)) / h_j``; inactive columns are zero.
 
         **Arguments:** `q` (nq,); `eps` (default ``sqrt(machine epsilon)``).
         """
-        q = self._check_q(q)
+        q = self.model.check_q(q)
         steps = self._steps(q, eps)
         basis = jnp.eye(self.model.nv, dtype=q.dtype)
         f0 = self.value(q)
@@ -142,9 +124,9 @@ class AbstractDifferentiableFunction(eqx.Module):
         return jnp.where(self.active_derivative_parameters, J, 0.0)
 
     @eqx.filter_jit
-    def finite_difference_central(self, q: ArrayLike, eps: float | None = None) -> Float[Array, "m nv"]:
+    def finite_difference_central(self, q: ArrayLike | Sequence, eps: float | None = None) -> Float[Array, "m nv"]:
         """hpp's ``finiteDifferenceCentral``: ``(f(q + h_j e_j) - f(q - h_j e_j)) / (2 h_j)``."""
-        q = self._check_q(q)
+        q = self.model.check_q(q)
         steps = self._steps(q, eps)
         basis = jnp.eye(self.model.nv, dtype=q.dtype)
 
@@ -155,3 +137,41 @@ class AbstractDifferentiableFunction(eqx.Module):
 
         J = jax.vmap(column, out_axes=1)(basis, steps)
         return jnp.where(self.active_derivative_parameters, J, 0.0)
+
+
+# ---------------------------------------------------------------------------- functional API
+def constraint_value(function: AbstractDifferentiableFunction, q: ArrayLike | Sequence) -> Float[Array, " m"]:
+    """``f(q)`` of a differentiable function (a contact, its complement or hold).
+
+    **Arguments:** `function`; `q`, a configuration (nq,) (batch with `jax.vmap`).
+
+    **Returns:** the value (m,).
+    """
+    q = function.model.check_q(q)
+    return function.value_with_selection(q, function.select(q))
+
+
+def constraint_value_and_jacobian(
+    function: AbstractDifferentiableFunction, q: ArrayLike | Sequence
+) -> tuple[Float[Array, " m"], Float[Array, "m nv"]]:
+    """``(f(q), J(q))`` sharing one forward pass.
+
+    The Jacobian is ``d/dv f(integrate(model, q, v))`` at ``v = 0`` with the selection of
+    `q` held fixed (forward-mode autodiff through ``integrate``): hpp's Jacobian of the
+    active piece.
+    """
+    model = function.model
+    q = model.check_q(q)
+    selection = function.select(q)
+
+    def along(v):
+        return function.value_with_selection(integrate(model, q, v), selection)
+
+    zero = jnp.zeros(model.nv, dtype=q.dtype)
+    value, jvp = jax.linearize(along, zero)
+    return value, jax.vmap(jvp, out_axes=1)(jnp.eye(model.nv, dtype=q.dtype))
+
+
+def constraint_jacobian(function: AbstractDifferentiableFunction, q: ArrayLike | Sequence) -> Float[Array, "m nv"]:
+    """``J(q)`` (m, nv): the derivative along ``integrate``; see `constraint_value_and_jacobian`."""
+    return constraint_value_and_jacobian(function, q)[1]

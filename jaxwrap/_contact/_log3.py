@@ -1,7 +1,7 @@
 """hpp-constraints' SO(3) logarithm, with its analytic derivative.
 
-`log3` reproduces ``logSO3`` of hpp-constraints' tools.hh branch for branch (reference
-convex-shape-contact.md §2.4), so contact values agree with hpp to rounding, including
+`log3` reproduces ``logSO3`` of hpp-constraints' tools.hh branch for branch
+(docs/contact.md#rotation-logarithm), so contact values agree with hpp to rounding, including
 the sign choices near angle pi (set-up A5). Differentiating its ``acos`` would be
 ill-conditioned near the identity, so the derivative is given by a custom JVP: with the
 tangent ``dR`` of ``R`` and the left-trivialized velocity ``w = unskew(dR R^T)``,
@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from .._spatial import skew, unskew
+from .._misc import skew, unskew
 
 # hpp's thresholds: the antisymmetric formula below pi - 1e-2, the diagonal one above;
 # first order (theta/sin(theta) = 1) and Jlog = I below 1e-6.

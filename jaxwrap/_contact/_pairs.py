@@ -1,7 +1,7 @@
 """Geometry of every (floor, object) pair at one configuration, hpp's formulas verbatim.
 
 For floor ``j`` (already reversed: its normal ``n_f`` points into the supporting body) and
-object ``i`` (reference convex-shape-contact.md §2.3-2.4), in world coordinates:
+object ``i`` (docs/contact.md#pair-selection), in world coordinates:
 
 - ``p = C_o + n_f (n_f . (C_f - C_o)) / (n_f . n_f)``: the object centre projected on the
   floor plane; ``dp`` its signed in-plane distance to the floor polygon (< 0 inside);
@@ -58,9 +58,9 @@ def pair_geometry(
     def dot(a, b):
         return jnp.sum(a * b, axis=-1)
 
-    projected = centre_o + normal_f * (
-        dot(normal_f, centre_f - centre_o) / dot(normal_f, normal_f)
-    )[..., None]  # (F, O, 3)
+    projected = (
+        centre_o + normal_f * (dot(normal_f, centre_f - centre_o) / dot(normal_f, normal_f))[..., None]
+    )  # (F, O, 3)
     normal_distance = dot(normal_f, centre_o - centre_f)  # (F, O)
     in_plane = []
     for j, floor in enumerate(floors):

@@ -6,8 +6,8 @@ right-hand sides ``rhs_k``, `project` solves ``f_k(q) = rhs_k`` for all k from a
 solves ``(J^T J + lambda I) dv = -J^T r`` with ``J`` the Jacobian along ``integrate``
 (selections held fixed) and moves ``q <- model.integrate(q, dv)``; a step is kept only if
 it lowers ``|r|`` or crosses a switch of a piecewise constraint (a pair or inside/outside
-change, where the residual jumps and costs cannot be compared), and ``lambda`` shrinks
-(x 1/10) on success and grows (x 10) on failure.
+change, where the residual jumps and costs cannot be compared), and ``lambda`` shrinks on
+success and grows on failure (`LevenbergMarquardt` holds the schedule).
 With ``lambda`` small this is Gauss-Newton with the minimum-norm step, what hpp's
 ``HierarchicalIterative`` does with its pseudo-inverse, so underdetermined placements
 (the object may slide on the table) move as little as needed.
@@ -17,35 +17,70 @@ iteration has to retract through ``integrate`` at every step (optimistix's solve
 a fixed vector chart), and because optimistix's implicit adjoint solves the normal
 equations ``J^T J``, singular here. The loop is never differentiated: derivatives of the
 solution come from the implicit function theorem at the converged point (see
-`project`).
+`project`; the rule is `jaxwrap._implicit.implicit_jvp`). docs/contact.md#projector.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import lineax as lx
-from jaxtyping import Array, ArrayLike, Bool, Float, Int
+from jaxtyping import Array, ArrayLike, Bool, Float, Int, Real
 
+from .._implicit import implicit_jvp
+from .._kinematics import integrate
+from .._misc import all_finite, as_scalar, check_count, check_positive, scalar_setting
+from .._results import RESULTS, first_failure
 from ._function import AbstractDifferentiableFunction
+
+
+class LevenbergMarquardt(eqx.Module):
+    """The damping schedule of `project`'s Levenberg-Marquardt iteration.
+
+    **Fields:** `initial_damping` (λ at the start, 1e-3), `decrease` (factor on λ after
+    an accepted step, 0.1), `increase` (after a rejected one, 10), and the bounds
+    `min_damping` (1e-15) and `max_damping` (1e15). Pytree leaves: new values do not
+    recompile under `jax.jit`.
+    """
+
+    initial_damping: float | Float[Array, ""] = eqx.field(
+        default=1e-3, converter=lambda x: scalar_setting(x, "initial_damping")
+    )
+    decrease: float | Float[Array, ""] = eqx.field(default=0.1, converter=lambda x: scalar_setting(x, "decrease"))
+    increase: float | Float[Array, ""] = eqx.field(default=10.0, converter=lambda x: scalar_setting(x, "increase"))
+    min_damping: float | Float[Array, ""] = eqx.field(
+        default=1e-15, converter=lambda x: scalar_setting(x, "min_damping")
+    )
+    max_damping: float | Float[Array, ""] = eqx.field(
+        default=1e15, converter=lambda x: scalar_setting(x, "max_damping")
+    )
+
+    def __check_init__(self):
+        for name in ("initial_damping", "decrease", "increase", "min_damping", "max_damping"):
+            check_positive(f"LevenbergMarquardt.{name}", getattr(self, name))
 
 
 class ProjectionSolution(eqx.Module):
     """Result of `project` for one start configuration (batched under `jax.vmap`).
 
     - `q`: the projected configuration (nq,).
-    - `success`: whether ``max |f(q) - rhs| <= tolerance``.
+    - `result`: a `jaxwrap.RESULTS` item; `success` is its boolean summary
+      (``max |f(q) - rhs| <= tolerance``).
     - `residual`: ``max |f(q) - rhs|`` at `q`.
     - `num_steps`: iterations taken.
     """
 
     q: Float[Array, " nq"]
-    success: Bool[Array, ""]
+    result: RESULTS
     residual: Float[Array, ""]
     num_steps: Int[Array, ""]
+
+    @property
+    def success(self) -> Bool[Array, ...]:
+        """``result == RESULTS.successful`` (keeps batch axes)."""
+        return jnp.asarray(self.result == RESULTS.successful)
 
 
 def _as_tuple(constraints) -> tuple[AbstractDifferentiableFunction, ...]:
@@ -105,7 +140,7 @@ def _switched(constraints, q, q_new) -> Array:
     return changed
 
 
-def _levenberg_marquardt(constraints, q0, rhs, tolerance, max_steps) -> ProjectionSolution:
+def _levenberg_marquardt(constraints, q0, rhs, tolerance, max_steps, solver: LevenbergMarquardt):
     model = constraints[0].model
     nv = model.nv
     dtype = q0.dtype
@@ -116,7 +151,7 @@ def _levenberg_marquardt(constraints, q0, rhs, tolerance, max_steps) -> Projecti
         return jnp.where(jnp.isfinite(c), c, jnp.inf)
 
     r0 = _residual(constraints, q0, rhs)
-    init = (q0, r0, cost_of(r0), jnp.asarray(1e-3, dtype), jnp.asarray(0, jnp.int32))
+    init = (q0, r0, cost_of(r0), jnp.asarray(solver.initial_damping, dtype), jnp.asarray(0, jnp.int32))
 
     def not_done(state):
         _, r, _, _, step = state
@@ -127,60 +162,61 @@ def _levenberg_marquardt(constraints, q0, rhs, tolerance, max_steps) -> Projecti
         _, J = _residual_and_jacobian(constraints, q, rhs)
         JT = J.T
         dv = jnp.linalg.solve(JT @ J + damping * eye, -JT @ r)
-        q_new = model.integrate(q, dv)
+        q_new = integrate(model, q, dv)
         r_new = _residual(constraints, q_new, rhs)
         cost_new = cost_of(r_new)
         # Across a switch (pair, inside/outside) the residual jumps, so comparing costs
         # says nothing: take the step (hpp's solvers always do) unless it is not finite.
         better = (cost_new < cost) | (_switched(constraints, q, q_new) & jnp.isfinite(cost_new))
+        damping = jnp.where(better, damping * solver.decrease, damping * solver.increase)
         return (
             jnp.where(better, q_new, q),
             jnp.where(better, r_new, r),
             jnp.where(better, cost_new, cost),
-            jnp.clip(jnp.where(better, damping / 10, damping * 10), 1e-15, 1e15),
+            jnp.clip(damping, solver.min_damping, solver.max_damping),
             step + 1,
         )
 
     q, r, _, _, steps = jax.lax.while_loop(not_done, body, init)
-    residual = jnp.max(jnp.abs(r))
-    return ProjectionSolution(q, residual <= tolerance, residual, steps)
+    return q, jnp.max(jnp.abs(r)), steps
 
 
-def _implicit_q(static, q_star, dynamic, rhs):
-    return q_star
+def _solved(inputs):
+    constraints, _, q_star = inputs
+    return jnp.zeros(constraints[0].model.nv, q_star.dtype), q_star
 
 
-_implicit_q = jax.custom_jvp(_implicit_q, nondiff_argnums=(0,))
+def _on_solution(v, inputs):
+    # At a solution r(q*, theta) = 0; along integrate(q*, v) the residual keeps vanishing
+    # to first order for the minimum-norm correction v = -J^+ (dr/dtheta dtheta).
+    constraints, rhs, q_star = inputs
+    q = integrate(constraints[0].model, q_star, v)
+    return _residual(constraints, q, rhs), q
 
 
-@_implicit_q.defjvp
-def _implicit_q_jvp(static, primals, tangents):
-    # At a solution r(q*, theta) = 0; a change d(theta) moves it by the minimum-norm
-    # correction dv = -J^+ (dr/dtheta d(theta)) along integrate (J: the Jacobian at q*).
-    q_star, dynamic, rhs = primals
-    _, d_dynamic, d_rhs = tangents
-    q_star = jax.lax.stop_gradient(q_star)
-
-    def residual(dyn, r):
-        return _residual(eqx.combine(dyn, static), q_star, r)
-
-    _, dr = jax.jvp(residual, (dynamic, rhs), (d_dynamic, d_rhs))
-    constraints = eqx.combine(jax.lax.stop_gradient(dynamic), static)
-    _, J = _residual_and_jacobian(constraints, q_star, jax.lax.stop_gradient(rhs))
-    dv = lx.linear_solve(lx.MatrixLinearOperator(J), -dr, solver=lx.SVD()).value
-    model = constraints[0].model
-    _, dq = jax.jvp(lambda v: model.integrate(q_star, v), (jnp.zeros_like(dv),), (dv,))
-    return q_star, dq
+def _project(constraints, q0, rhs, tolerance, max_steps, solver):
+    fixed = jax.lax.stop_gradient((constraints, q0, rhs))
+    q_star, residual, steps = _levenberg_marquardt(*fixed, tolerance, max_steps, solver)
+    _, q = implicit_jvp(_solved, _on_solution, (constraints, rhs, jax.lax.stop_gradient(q_star)))
+    result = first_failure(
+        (~all_finite(q0, rhs), RESULTS.nonfinite_input),
+        (~jnp.isfinite(residual), RESULTS.diverged),
+        (residual > tolerance, RESULTS.max_iterations_reached),
+    )
+    return ProjectionSolution(q, result, residual, steps)
 
 
-@eqx.filter_jit
+_project_jit = eqx.filter_jit(_project)
+
+
 def project(
     constraints: AbstractDifferentiableFunction | Sequence[AbstractDifferentiableFunction],
-    q0: ArrayLike,
+    q0: ArrayLike | Sequence,
     rhs: ArrayLike | Sequence[ArrayLike | None] | None = None,
     *,
-    tolerance: float | None = None,
+    tolerance: float | Real[ArrayLike, ""] | Sequence | None = None,
     max_steps: int = 60,
+    solver: LevenbergMarquardt = LevenbergMarquardt(),
     throw: bool = False,
 ) -> ProjectionSolution:
     """Move `q0` onto ``f_k(q) = rhs_k`` for every constraint (Levenberg-Marquardt on the
@@ -194,11 +230,12 @@ def project(
       with `jax.vmap`.
     - `rhs`: right-hand sides: None (all zero), one stacked array, or one array (or None)
       per constraint.
-    - `tolerance`: success threshold on ``max |f(q) - rhs|``; default ``1e-12`` in
-      float64, ``1e-5`` in float32.
-    - `max_steps`: iteration budget.
-    - `throw`: raise (through `equinox.error_if`, also under `jit`) when a projection
-      fails instead of only reporting it in `success`.
+    - `tolerance`: success threshold on ``max |f(q) - rhs|`` (> 0); default ``1e-12`` in
+      float64, ``1e-5`` in float32. Traced: a new value does not recompile.
+    - `max_steps`: iteration budget (an integer >= 0, static).
+    - `solver`: the `LevenbergMarquardt` damping schedule.
+    - `throw`: raise (through `equinox`'s runtime errors, also under `jit`) with the
+      result's message when a projection fails, instead of only reporting it.
 
     **Returns:** a `ProjectionSolution`.
 
@@ -210,19 +247,18 @@ def project(
     unrolled; `q0` only picks the solution and carries no derivative.
     """
     constraints = _as_tuple(constraints)
-    q0 = constraints[0].model._check_q(q0)
+    q0 = constraints[0].model.check_q(q0)
     rhs = _stack_rhs(constraints, rhs, q0.dtype)
+    max_steps = check_count("max_steps", max_steps)
     if tolerance is None:
         tolerance = 1e-12 if q0.dtype == jnp.float64 else 1e-5
-    dynamic, static = eqx.partition(constraints, eqx.is_inexact_array)
-    solution = _levenberg_marquardt(
-        eqx.combine(jax.lax.stop_gradient(dynamic), static),
-        jax.lax.stop_gradient(q0),
-        jax.lax.stop_gradient(rhs),
-        tolerance,
-        max_steps,
-    )
-    q = _implicit_q(static, solution.q, dynamic, rhs)
+    tolerance = as_scalar(jnp.asarray(tolerance, q0.dtype), "tolerance")
+    check_positive("tolerance", tolerance)
+    if not isinstance(solver, LevenbergMarquardt):
+        raise ValueError(f"solver must be a jaxwrap.LevenbergMarquardt, got {type(solver).__name__}")
+    # Numbers become arrays before the jit boundary, so that new values are traced.
+    solver = jax.tree.map(lambda x: jnp.asarray(x, q0.dtype), solver)
+    solution = _project_jit(constraints, q0, rhs, tolerance, max_steps, solver)
     if throw:
-        q = eqx.error_if(q, ~solution.success, "project: the constraints were not satisfied")
-    return eqx.tree_at(lambda s: s.q, solution, q)
+        solution = solution.result.error_if(solution, ~solution.success)
+    return solution

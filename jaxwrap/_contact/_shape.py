@@ -1,7 +1,7 @@
 """`ConvexShape`: a point, segment or convex planar polygon fixed on a body.
 
-Everything here follows hpp-constraints' ``ConvexShape`` (convex-shape.hh, reference
-convex-shape-contact.md §2.1) so that contact values agree with hpp to rounding:
+Everything here follows hpp-constraints' ``ConvexShape`` (its convex-shape.hh;
+docs/contact.md#convex-shapes) so that contact values agree with hpp to rounding:
 
 - ``C`` (`centre`) is the vertex barycentre, not the area centroid.
 - ``N`` (`normal`) is ``(P1 - P0) x (P2 - P1)`` normalized: it points out of the body
@@ -21,30 +21,20 @@ contact values are differentiable with respect to the shape's vertices.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Bool, Float
 
+from .._misc import as_float_array, concrete_value, safe_norm, unit_and_length
 from .._spatial import Transform
 
 # Relative tolerance of the construction checks (repeated, collinear, non-planar and
 # non-convex vertices), in units of the shape's size: a vertex may leave the plane, and
 # a turn may go the wrong way, by at most ``VALIDATION_TOLERANCE * diameter``.
 VALIDATION_TOLERANCE = 1e-6
-
-
-def _safe_norm(x: Array, axis: int = -1) -> Array:
-    # |x| with a zero (not NaN) gradient at x = 0: the double-where pattern.
-    squared = jnp.sum(x * x, axis=axis)
-    positive = squared > 0
-    return jnp.where(positive, jnp.sqrt(jnp.where(positive, squared, 1.0)), 0.0)
-
-
-def _safe_normalize(x: Array) -> Array:
-    norm = _safe_norm(x)
-    return x / jnp.where(norm > 0, norm, 1.0)[..., None]
 
 
 def _describe(name: str, points) -> str:
@@ -73,14 +63,14 @@ class ConvexShape(eqx.Module):
     body: int | str = eqx.field(static=True)
     name: str = eqx.field(static=True)
 
-    def __init__(self, points: ArrayLike, body: int | str = 0, name: str = ""):
+    def __init__(self, points: ArrayLike | Sequence, body: int | str = 0, name: str = ""):
         try:
             points = jnp.asarray(points)
         except (ValueError, TypeError) as error:
             raise ValueError(f"{name or 'ConvexShape'}: points must have shape (n, 3) ({error})") from None
-        if not jnp.issubdtype(points.dtype, jnp.floating):
-            points = points.astype(jnp.result_type(float))
-        label = _describe(name, points) if not _is_traced(points) else repr(name)
+        points = as_float_array(points)
+        concrete = concrete_value(points)
+        label = _describe(name, points) if concrete is not None else repr(name)
         if points.ndim != 2 or points.shape[-1] != 3:
             if points.size == 0:
                 raise ValueError(f"{label}: Cannot represent an empty shape.")
@@ -89,8 +79,8 @@ class ConvexShape(eqx.Module):
             raise ValueError(f"{label}: Cannot represent an empty shape.")
         if not isinstance(body, (int, np.integer, str)):
             raise ValueError(f"{label}: body must be a body index or name, got {body!r}")
-        if not _is_traced(points):
-            _validate(np.asarray(points, dtype=np.float64), label)
+        if concrete is not None:
+            _validate(concrete.astype(np.float64), label)
         self.points = points
         self.body = body if isinstance(body, str) else int(body)
         self.name = name
@@ -126,8 +116,8 @@ class ConvexShape(eqx.Module):
         if self.num_points == 1:
             return jnp.zeros((0, 3), self.points.dtype)
         if self.num_points == 2:
-            return _safe_normalize(self.points[1:] - self.points[:1])
-        return _safe_normalize(self._edges())
+            return unit_and_length(self.points[1:] - self.points[:1])[0]
+        return unit_and_length(self._edges())[0]
 
     @property
     def edge_lengths(self) -> Float[Array, " e"]:
@@ -135,8 +125,8 @@ class ConvexShape(eqx.Module):
         if self.num_points == 1:
             return jnp.zeros((0,), self.points.dtype)
         if self.num_points == 2:
-            return _safe_norm(self.points[1:] - self.points[:1])
-        return _safe_norm(self._edges())
+            return safe_norm(self.points[1:] - self.points[:1])
+        return safe_norm(self._edges())
 
     def _edges(self) -> Array:
         return jnp.roll(self.points, -1, axis=0) - self.points
@@ -152,16 +142,16 @@ class ConvexShape(eqx.Module):
             zero = jnp.zeros((), dtype)
             first = jnp.stack([-u[1], u[0], zero])
             second = jnp.stack([zero, -u[2], u[1]])
-            return _safe_normalize(jnp.where(u[0] != 0, first, second))
+            return unit_and_length(jnp.where(u[0] != 0, first, second))[0]
         p0, p1, p2 = self.points[0], self.points[1], self.points[2]
-        return _safe_normalize(jnp.cross(p1 - p0, p2 - p1))
+        return unit_and_length(jnp.cross(p1 - p0, p2 - p1))[0]
 
     @property
     def edge_normals(self) -> Float[Array, "e 3"]:
         """``Ns_i = normalize(U_i x N)``: in-plane normals, outward for a polygon."""
         if self.num_points == 1:
             return jnp.zeros((0, 3), self.points.dtype)
-        return _safe_normalize(jnp.cross(self.edge_directions, self.normal))
+        return unit_and_length(jnp.cross(self.edge_directions, self.normal))[0]
 
     @property
     def frame(self) -> Transform:
@@ -174,7 +164,7 @@ class ConvexShape(eqx.Module):
     @property
     def radius(self) -> Float[Array, ""]:
         """``max_i |P_i - C|``: radius of the smallest ball about ``C`` holding the shape."""
-        return jnp.max(_safe_norm(self.points - self.centre))
+        return jnp.max(safe_norm(self.points - self.centre))
 
     # ------------------------------------------------------------------ in-plane queries
     def _require_polygon(self, what: str) -> None:
@@ -203,16 +193,12 @@ class ConvexShape(eqx.Module):
         c1 = jnp.sum(u * w, axis=-1)
         s = jnp.sum(ns * w, axis=-1)
         sign = jnp.where(s > 0, 1.0, -1.0).astype(w.dtype)
-        to_start = _safe_norm(w)
-        to_end = _safe_norm(w - lengths[:, None] * u)
+        to_start = safe_norm(w)
+        to_end = safe_norm(w - lengths[:, None] * u)
         d = jnp.where(c1 <= 0, sign * to_start, jnp.where(lengths <= c1, sign * to_end, s))
         positive = d > 0
         smallest_positive = jnp.min(jnp.where(positive, d, jnp.inf))
         return jnp.where(jnp.any(positive), smallest_positive, jnp.max(d))
-
-
-def _is_traced(x) -> bool:
-    return isinstance(x, jax.core.Tracer)
 
 
 def _validate(points: np.ndarray, label: str) -> None:

@@ -1,4 +1,15 @@
-"""Kinematic tree models: joints, `RobotModel`, its builder and URDF import."""
+"""Kinematic tree models: joints, `RobotModel` and its free functions, the builder."""
 
 from ._builder import RobotModelBuilder as RobotModelBuilder
-from ._model import RobotModel as RobotModel
+from ._model import (
+    RobotModel as RobotModel,
+    body_velocities as body_velocities,
+    center_of_mass as center_of_mass,
+    difference as difference,
+    forward_kinematics as forward_kinematics,
+    integrate as integrate,
+    jacobian as jacobian,
+    jacobian_from_poses as jacobian_from_poses,
+    neutral as neutral,
+    random_configuration as random_configuration,
+)

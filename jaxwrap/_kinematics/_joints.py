@@ -25,13 +25,14 @@ there why not jaxlie's).
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
 import jaxlie
 from jaxtyping import Array
 
+from .._misc import safe_normalize, skew
 from .._spatial import quaternion_to_rotation, rotation_to_quaternion, se2_exp, se2_log, se3_exp, se3_log
 
 # Sampling range for random configurations of coordinates without finite limits
@@ -46,19 +47,8 @@ def rotation_about_axis(axis: Array, cos: Array, sin: Array) -> Array:
     angle's cosine and sine directly (``continuous`` stores them as its coordinates);
     there is no singular point to guard.
     """
-    K = _skew3(axis)
+    K = skew(axis)
     return jnp.eye(3, dtype=K.dtype) + sin * K + (1.0 - cos) * (K @ K)
-
-
-def _skew3(w: Array) -> Array:
-    zero = jnp.zeros((), dtype=w.dtype)
-    return jnp.stack(
-        [
-            jnp.stack([zero, -w[2], w[1]]),
-            jnp.stack([w[2], zero, -w[0]]),
-            jnp.stack([-w[1], w[0], zero]),
-        ]
-    )
 
 
 def _renormalize(unit: Array) -> Array:
@@ -209,8 +199,7 @@ def _floating_random(key, lower, upper):
     translation = _uniform(key_t, lower[:3], upper[:3], DEFAULT_UNBOUNDED_RANGE, shape=(3,))
     # A normalized Gaussian 4-vector is uniform on S^3, i.e. a uniform rotation.
     xyzw = jax.random.normal(key_r, (4,), dtype=jnp.result_type(lower))
-    norm = jnp.linalg.norm(xyzw)
-    xyzw = jnp.where(norm > 0, xyzw / jnp.where(norm > 0, norm, 1.0), jnp.array([0.0, 0.0, 0.0, 1.0], dtype=xyzw.dtype))
+    xyzw = safe_normalize(xyzw, jnp.array([0.0, 0.0, 0.0, 1.0], dtype=xyzw.dtype))
     return jnp.concatenate([translation, xyzw])
 
 

@@ -1,6 +1,7 @@
 """`AbstractSurface`: the interface every obstacle surface implements (frame S).
 
-Sign conventions follow Simbody (cablespan.md §2.1), which CableSpan relies on:
+Sign conventions follow Simbody (docs/surfaces.md#sign-conventions), which the cable
+solver relies on:
 
 - `implicit(x)` is f(x) > 0 inside, 0 on and < 0 outside the surface, scaled exactly as
   Simbody's ContactGeometry scales it (tolerances on |f| depend on it).
@@ -14,15 +15,19 @@ Sign conventions follow Simbody (cablespan.md §2.1), which CableSpan relies on:
 """
 
 import abc
+from collections.abc import Sequence
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, Bool, Float
+from jaxtyping import Array, ArrayLike, Bool, Float, Real
 
-from . import _geodesic_ode, _touchdown
+from .._misc import positive_or_one, safe_norm, safe_normalize
+from .._results import RESULTS
+from ._darboux import gaussian_curvature_from
 from ._geodesic import Geodesic, make_geodesic
-from ._misc import gaussian_curvature_from, safe_norm, safe_normalize
+from ._geodesic_ode import GeodesicIntegrator, sample_numerically, shoot_numerically
+from ._touchdown import NearestPointOnLine, TouchdownSearch, nearest_point_on_line
 
 # Simbody's last-resort normal where the gradient vanishes.
 _FALLBACK_NORMAL = (1.0, 1.1, 1.2)
@@ -64,33 +69,25 @@ class AbstractSurface(eqx.Module):
 
         k = -dᵀHd/|∇f|; Simbody's `calcSurfaceCurvatureInDirection`. Sphere: +1/r.
         """
-        return -_quadratic(self.hessian(x), d) / _safe_positive(safe_norm(self.gradient(x)))
+        return -_quadratic(self.hessian(x), d) / positive_or_one(safe_norm(self.gradient(x)))
 
-    def normal_curvature(
-        self, x: Float[Array, "3"], d: Float[Array, "3"]
-    ) -> Float[Array, ""]:
+    def normal_curvature(self, x: Float[Array, "3"], d: Float[Array, "3"]) -> Float[Array, ""]:
         """Normal curvature along unit tangent `d`, **CableSpan sign** (convex < 0).
 
         κ = -k = dᵀHd/|∇f|, so that dt/ds = κ n along a geodesic. Sphere: -1/r.
         """
         return -self.curvature(x, d)
 
-    def geodesic_torsion(
-        self, x: Float[Array, "3"], d: Float[Array, "3"]
-    ) -> Float[Array, ""]:
+    def geodesic_torsion(self, x: Float[Array, "3"], d: Float[Array, "3"]) -> Float[Array, ""]:
         """Geodesic torsion along unit tangent `d`: τ = -((H d)·(∇f × d))/|∇f|²."""
         g = self.gradient(x)
-        return -jnp.dot(self.hessian(x) @ d, jnp.cross(g, d)) / _safe_positive(
-            jnp.dot(g, g)
-        )
+        return -jnp.dot(self.hessian(x) @ d, jnp.cross(g, d)) / positive_or_one(jnp.dot(g, g))
 
     def gaussian_curvature(self, x: Float[Array, "3"]) -> Float[Array, ""]:
         """Gaussian curvature K = ∇fᵀ adj(H) ∇f / |∇f|⁴ (sphere: 1/r²)."""
         return gaussian_curvature_from(self.gradient(x), self.hessian(x))
 
-    def project(
-        self, x: Float[Array, "3"], num_iterations: int = 10
-    ) -> Float[Array, "3"]:
+    def project(self, x: Float[Array, "3"], num_iterations: int = 10) -> Float[Array, "3"]:
         """Project `x` onto the surface by Newton steps along the gradient.
 
         x ← x - ∇f f/|∇f|² (Simbody's `projectDownhillToNearestPoint` iteration), run a
@@ -111,37 +108,34 @@ class AbstractSurface(eqx.Module):
 
         def newton(_, y):
             g = self.gradient(y)
-            return y - g * (self.implicit(y) / _safe_positive(jnp.dot(g, g)))
+            return y - g * (self.implicit(y) / positive_or_one(jnp.dot(g, g)))
 
         return jax.lax.fori_loop(0, num_iterations, newton, x)
 
     def nearest_point_on_line(
         self,
-        a: Float[Array, "3"],
-        b: Float[Array, "3"],
-        guess: Float[Array, "3"],
-        *,
-        max_iterations: int = 50,
-        tolerance: float = 1e-9,
-    ) -> "_touchdown.NearestPointOnLine":
+        a: Real[ArrayLike, "3"] | Sequence,
+        b: Real[ArrayLike, "3"] | Sequence,
+        guess: Real[ArrayLike, "3"] | Sequence,
+        search: TouchdownSearch = TouchdownSearch(),
+    ) -> NearestPointOnLine:
         """Touchdown search: the point of segment [a, b] deepest towards the surface.
 
-        Simbody's `calcNearestPointOnLineImplicitly` (cablespan.md §2.10): a clamped,
-        damped Newton search on the line parameter that stops as soon as the line point
-        falls below the surface (touchdown). See `NearestPointOnLine` for the outputs.
+        Simbody's `calcNearestPointOnLineImplicitly` (docs/surfaces.md#touchdown-line-search):
+        a clamped, damped Newton search on the line parameter that stops as soon as the
+        line point falls below the surface (touchdown). See `NearestPointOnLine` for the
+        outputs and `TouchdownSearch` for the settings.
         """
-        return _touchdown.nearest_point_on_line(
-            self, a, b, guess, max_iterations=max_iterations, tolerance=tolerance
-        )
+        return nearest_point_on_line(self, a, b, guess, search)
 
     def shoot_geodesic(
         self,
-        point: Float[ArrayLike, "3"],
-        tangent: Float[ArrayLike, "3"],
-        length: Float[ArrayLike, ""],
+        point: Real[ArrayLike, "3"] | Sequence,
+        tangent: Real[ArrayLike, "3"] | Sequence,
+        length: Real[ArrayLike, ""] | Sequence,
         *,
-        accuracy: float = 1e-9,
-        integrator: "_geodesic_ode.GeodesicIntegrator | None" = None,
+        accuracy: Real[ArrayLike, ""] | Sequence = 1e-9,
+        integrator: GeodesicIntegrator | None = None,
     ) -> Geodesic:
         """Shoot the geodesic of arc length `length` from `point` in direction `tangent`.
 
@@ -149,7 +143,9 @@ class AbstractSurface(eqx.Module):
         plane (as Simbody's shooter does), so corrected, slightly-off start data is fine.
         This default integrates the geodesic ODE with Jacobi fields numerically (see
         `GeodesicIntegrator`); Sphere and Cylinder override it with closed forms.
-        Zero length returns the start frame (no NaN in values or derivatives).
+        Zero length returns the start frame (no NaN in values or derivatives). A failed
+        integration never raises: it returns NaN end values with `result ==
+        RESULTS.geodesic_failed` (`jaxwrap.shoot_geodesic(..., throw=True)` raises).
 
         **Arguments:**
 
@@ -157,7 +153,8 @@ class AbstractSurface(eqx.Module):
         - `tangent`: start direction.
         - `length`: arc length ℓ ≥ 0.
         - `accuracy`: absolute local error bound per step on every state (Simbody's
-          `curve_segment_accuracy`, default 1e-9). Ignored by closed forms.
+          `curve_segment_accuracy`, default 1e-9; traced, so a new value does not
+          recompile). Ignored by closed forms.
         - `integrator`: solver settings (`GeodesicIntegrator`); its accuracy is replaced
           by `accuracy`.
 
@@ -165,12 +162,10 @@ class AbstractSurface(eqx.Module):
 
         A `Geodesic`.
         """
-        return _geodesic_ode.shoot_numerically(
-            self, point, tangent, length, accuracy=accuracy, integrator=integrator
-        )
+        return shoot_numerically(self, point, tangent, length, accuracy=accuracy, integrator=integrator)
 
     def zero_length_geodesic(
-        self, point: Float[ArrayLike, "3"], tangent: Float[ArrayLike, "3"]
+        self, point: Real[ArrayLike, "3"] | Sequence, tangent: Real[ArrayLike, "3"] | Sequence
     ) -> Geodesic:
         """The geodesic of length 0 at the projection of `point`, heading along `tangent`
         (projected onto the tangent plane): what `shoot_geodesic(point, tangent, 0)` returns,
@@ -188,19 +183,19 @@ class AbstractSurface(eqx.Module):
             jnp.zeros((), dtype),
             jnp.array([1.0, 0.0], dtype),
             jnp.array([0.0, 1.0], dtype),
-            jnp.array(True),
-            jnp.array(0),
+            RESULTS.successful,
+            jnp.array(0, jnp.int32),
         )
 
     def geodesic_points(
         self,
-        point: Float[ArrayLike, "3"],
-        tangent: Float[ArrayLike, "3"],
-        length: Float[ArrayLike, ""],
+        point: Real[ArrayLike, "3"] | Sequence,
+        tangent: Real[ArrayLike, "3"] | Sequence,
+        length: Real[ArrayLike, ""] | Sequence,
         num_samples: int,
         *,
-        accuracy: float = 1e-9,
-        integrator: "_geodesic_ode.GeodesicIntegrator | None" = None,
+        accuracy: Real[ArrayLike, ""] | Sequence = 1e-9,
+        integrator: GeodesicIntegrator | None = None,
     ) -> Float[Array, "num_samples 3"]:
         """Points of the geodesic at equal arc-length spacing (both ends included).
 
@@ -210,22 +205,51 @@ class AbstractSurface(eqx.Module):
 
         A `(num_samples, 3)` array; row k is at arc length k·ℓ/(num_samples - 1).
         """
-        return _geodesic_ode.sample_numerically(
-            self,
-            point,
-            tangent,
-            length,
-            num_samples,
-            accuracy=accuracy,
-            integrator=integrator,
-        )
+        return sample_numerically(self, point, tangent, length, num_samples, accuracy=accuracy, integrator=integrator)
 
 
 def _quadratic(H: Float[Array, "3 3"], d: Float[Array, "3"]) -> Float[Array, ""]:
     return jnp.dot(d, H @ d)
 
 
-def _safe_positive(x: Float[Array, "..."]) -> Float[Array, "..."]:
-    """`x` where it is positive, else 1: denominators that vanish only at singular points."""
-    return jnp.where(x > 0, x, 1)
+# ---------------------------------------------------------------------------- functional API
+def shoot_geodesic(
+    surface: AbstractSurface,
+    point: Real[ArrayLike, "3"] | Sequence,
+    tangent: Real[ArrayLike, "3"] | Sequence,
+    length: Real[ArrayLike, ""] | Sequence,
+    *,
+    accuracy: Real[ArrayLike, ""] | Sequence = 1e-9,
+    integrator: GeodesicIntegrator | None = None,
+    throw: bool = False,
+) -> Geodesic:
+    """Shoot the geodesic of arc length `length` on `surface` from `point` along `tangent`
+    (all in the surface frame S); see `AbstractSurface.shoot_geodesic`.
 
+    The surface is an argument, so ``jax.jit(jw.shoot_geodesic)(surface, p, t, l)`` reuses
+    its compilation for new surface parameters, and `vmap`/`grad` apply directly.
+
+    **Arguments:** as `AbstractSurface.shoot_geodesic`, plus `throw`: raise (also under
+    `jit`) when the integration fails, instead of only reporting it in `Geodesic.result`.
+
+    **Returns:** a `Geodesic`.
+    """
+    geodesic = surface.shoot_geodesic(point, tangent, length, accuracy=accuracy, integrator=integrator)
+    if throw:
+        geodesic = geodesic.result.error_if(geodesic, geodesic.result != RESULTS.successful)
+    return geodesic
+
+
+def geodesic_points(
+    surface: AbstractSurface,
+    point: Real[ArrayLike, "3"] | Sequence,
+    tangent: Real[ArrayLike, "3"] | Sequence,
+    length: Real[ArrayLike, ""] | Sequence,
+    num_samples: int,
+    *,
+    accuracy: Real[ArrayLike, ""] | Sequence = 1e-9,
+    integrator: GeodesicIntegrator | None = None,
+) -> Float[Array, "num_samples 3"]:
+    """``num_samples`` points of the geodesic at equal arc-length spacing, both ends
+    included; see `AbstractSurface.geodesic_points`. NaN where the integration failed."""
+    return surface.geodesic_points(point, tangent, length, num_samples, accuracy=accuracy, integrator=integrator)

@@ -1,30 +1,25 @@
 """`Cylinder`: infinite circular cylinder about local z; closed-form helix geodesics."""
 
+from collections.abc import Sequence
+
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, ArrayLike, Float, Real
 
+from .._misc import as_scalar, axis_rotation, check_positive, safe_normalize
+from .._results import RESULTS
 from ._base import AbstractSurface
+from ._darboux import darboux_frame, geodesic_inputs
 from ._geodesic import Geodesic, make_geodesic
 from ._geodesic_ode import GeodesicIntegrator
-from ._misc import as_float_array, check_positive, darboux_frame, geodesic_inputs, safe_normalize
 
 _X = (1.0, 0.0, 0.0)
-
-
-def _rotation_z(angle: Float[Array, "..."]) -> Float[Array, "... 3 3"]:
-    c, s = jnp.cos(angle), jnp.sin(angle)
-    zero, one = jnp.zeros_like(c), jnp.ones_like(c)
-    return jnp.stack(
-        [jnp.stack([c, -s, zero], -1), jnp.stack([s, c, zero], -1), jnp.stack([zero, zero, one], -1)],
-        -2,
-    )
 
 
 class Cylinder(AbstractSurface):
     """Infinite circular cylinder of radius r about the z axis of S; f = r² - x² - y².
 
-    Geodesics are helices, shot in closed form (cablespan.md §2.3): the Darboux frame
+    Geodesics are helices, shot in closed form (docs/surfaces.md#cylinder): the Darboux frame
     turns about z by -ℓ b_z / r while the point rises by ℓ t_z; K = 0, so the Jacobi
     scalars are a = 1, a' = 0, r_J = ℓ, r_J' = 1.
 
@@ -33,10 +28,10 @@ class Cylinder(AbstractSurface):
     - `radius`: r > 0.
     """
 
-    radius: Float[Array, ""] = eqx.field(converter=as_float_array)
+    radius: Float[Array, ""] = eqx.field(converter=lambda r: as_scalar(r, "radius"))
 
     def __check_init__(self):
-        check_positive("radius", self.radius)
+        check_positive("Cylinder radius", self.radius)
 
     def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:
         return self.radius**2 - x[0] ** 2 - x[1] ** 2
@@ -60,18 +55,18 @@ class Cylinder(AbstractSurface):
         n = self._radial(point)
         t = darboux_frame(n, tangent)[:, 0]
         b_z = t[0] * n[1] - t[1] * n[0]
-        R = _rotation_z(-s * b_z / self.radius)
+        R = axis_rotation(-s * b_z / self.radius, 2)
         n_s = R @ n
         p = self.radius * n_s + (point[2] + s * t[2])[..., None] * jnp.array([0, 0, 1], point.dtype)
         return p, R @ t, n, t
 
     def shoot_geodesic(
         self,
-        point: Float[ArrayLike, "3"],
-        tangent: Float[ArrayLike, "3"],
-        length: Float[ArrayLike, ""],
+        point: Real[ArrayLike, "3"] | Sequence,
+        tangent: Real[ArrayLike, "3"] | Sequence,
+        length: Real[ArrayLike, ""] | Sequence,
         *,
-        accuracy: float = 1e-9,
+        accuracy: Real[ArrayLike, ""] | Sequence = 1e-9,
         integrator: GeodesicIntegrator | None = None,
     ) -> Geodesic:
         """Closed-form helix; see `AbstractSurface.shoot_geodesic` (`accuracy` and
@@ -90,18 +85,18 @@ class Cylinder(AbstractSurface):
             arc_length=length,
             jacobi_Q=jnp.stack([one, length]),
             jacobi_dot_Q=jnp.stack([zero, one]),
-            converged=jnp.array(True),
+            result=RESULTS.successful,
             num_steps=jnp.array(0, jnp.int32),
         )
 
     def geodesic_points(
         self,
-        point: Float[ArrayLike, "3"],
-        tangent: Float[ArrayLike, "3"],
-        length: Float[ArrayLike, ""],
+        point: Real[ArrayLike, "3"] | Sequence,
+        tangent: Real[ArrayLike, "3"] | Sequence,
+        length: Real[ArrayLike, ""] | Sequence,
         num_samples: int,
         *,
-        accuracy: float = 1e-9,
+        accuracy: Real[ArrayLike, ""] | Sequence = 1e-9,
         integrator: GeodesicIntegrator | None = None,
     ) -> Float[Array, "num_samples 3"]:
         """Closed-form samples at equal arc length; see `AbstractSurface.geodesic_points`."""

@@ -4,8 +4,8 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from .._misc import as_vector, check_positive
 from ._base import AbstractSurface
-from ._misc import as_float_array, check_positive
 
 
 class Ellipsoid(AbstractSurface):
@@ -19,12 +19,10 @@ class Ellipsoid(AbstractSurface):
     - `radii`: (3,) semi-axes, all > 0.
     """
 
-    radii: Float[Array, "3"] = eqx.field(converter=as_float_array)
+    radii: Float[Array, "3"] = eqx.field(converter=lambda r: as_vector(r, 3, "Ellipsoid radii"))
 
     def __check_init__(self):
-        if self.radii.shape != (3,):
-            raise ValueError(f"`radii` must have shape (3,), got {self.radii.shape}.")
-        check_positive("radii", self.radii)
+        check_positive("Ellipsoid radii", self.radii)
 
     def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:
         return 1 - jnp.sum((x / self.radii) ** 2)

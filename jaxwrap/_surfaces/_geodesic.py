@@ -1,22 +1,18 @@
 """`Geodesic`: the result of shooting a geodesic over a surface (all in surface frame S)."""
 
-from typing import TYPE_CHECKING
-
 import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
-from ._misc import darboux_frame
-
-if TYPE_CHECKING:
-    from ._base import AbstractSurface
+from .._results import RESULTS
+from ._darboux import darboux_frame
 
 
 class Geodesic(eqx.Module):
     """A geodesic segment from P to Q, as CableSpan stores it per curve segment.
 
     Frames are Darboux frames in the surface frame S (Simbody's convention, see
-    cablespan.md §2.1): a (3, 3) rotation `R_SP` with columns **X = tangent t,
+    docs/surfaces.md#sign-conventions): a (3, 3) rotation `R_SP` with columns **X = tangent t,
     Y = outward normal n, Z = binormal b = t × n**, and the contact point `p_SP`.
 
     Curvatures use the **CableSpan sign** (`dt/ds = κ_t n`, so κ < 0 on convex surfaces);
@@ -36,7 +32,9 @@ class Geodesic(eqx.Module):
     - `torsion_P`, `torsion_Q`: geodesic torsion τ along t.
     - `jacobi_Q`: (a, r) at Q.
     - `jacobi_dot_Q`: (a', r') at Q.
-    - `converged`: whether the integrator reached ℓ (always true for closed forms).
+    - `result`: a `jaxwrap.RESULTS` (`geodesic_failed` when the integrator did not reach ℓ
+      or produced a non-finite state; always successful for closed forms). `converged`
+      is its boolean summary.
     - `num_steps`: accepted + rejected integrator steps (0 for closed forms).
     """
 
@@ -51,36 +49,41 @@ class Geodesic(eqx.Module):
     torsion_Q: Float[Array, ""]
     jacobi_Q: Float[Array, "2"]
     jacobi_dot_Q: Float[Array, "2"]
-    converged: Bool[Array, ""]
+    result: RESULTS
     num_steps: Int[Array, ""]
 
     @property
-    def tangent_P(self) -> Float[Array, "3"]:
+    def converged(self) -> Bool[Array, "..."]:
+        """``result == RESULTS.successful`` (keeps batch axes)."""
+        return jnp.asarray(self.result == RESULTS.successful)
+
+    @property
+    def tangent_P(self) -> Float[Array, "*batch 3"]:
         return self.R_SP[..., :, 0]
 
     @property
-    def normal_P(self) -> Float[Array, "3"]:
+    def normal_P(self) -> Float[Array, "*batch 3"]:
         return self.R_SP[..., :, 1]
 
     @property
-    def binormal_P(self) -> Float[Array, "3"]:
+    def binormal_P(self) -> Float[Array, "*batch 3"]:
         return self.R_SP[..., :, 2]
 
     @property
-    def tangent_Q(self) -> Float[Array, "3"]:
+    def tangent_Q(self) -> Float[Array, "*batch 3"]:
         return self.R_SQ[..., :, 0]
 
     @property
-    def normal_Q(self) -> Float[Array, "3"]:
+    def normal_Q(self) -> Float[Array, "*batch 3"]:
         return self.R_SQ[..., :, 1]
 
     @property
-    def binormal_Q(self) -> Float[Array, "3"]:
+    def binormal_Q(self) -> Float[Array, "*batch 3"]:
         return self.R_SQ[..., :, 2]
 
 
 def make_geodesic(
-    surface: "AbstractSurface",
+    surface,
     p_SP: Float[Array, "3"],
     t_P: Float[Array, "3"],
     p_SQ: Float[Array, "3"],
@@ -88,17 +91,16 @@ def make_geodesic(
     arc_length: Float[Array, ""],
     jacobi_Q: Float[Array, "2"],
     jacobi_dot_Q: Float[Array, "2"],
-    converged: Bool[Array, ""],
+    result: RESULTS,
     num_steps: Int[Array, ""],
 ) -> Geodesic:
-    """Assemble a `Geodesic`: build both Darboux frames and evaluate κ and τ at P and Q."""
+    """Assemble a `Geodesic` on `surface` (any `AbstractSurface`): build both Darboux
+    frames and evaluate κ and τ at P and Q."""
     R_SP = darboux_frame(surface.normal(p_SP), t_P)
     R_SQ = darboux_frame(surface.normal(p_SQ), t_Q)
 
     def curvatures(p, R):
-        return jnp.stack(
-            [surface.normal_curvature(p, R[:, 0]), surface.normal_curvature(p, R[:, 2])]
-        )
+        return jnp.stack([surface.normal_curvature(p, R[:, 0]), surface.normal_curvature(p, R[:, 2])])
 
     return Geodesic(
         R_SP=R_SP,
@@ -112,6 +114,6 @@ def make_geodesic(
         torsion_Q=surface.geodesic_torsion(p_SQ, R_SQ[:, 0]),
         jacobi_Q=jacobi_Q,
         jacobi_dot_Q=jacobi_dot_Q,
-        converged=jnp.asarray(converged),
+        result=result,
         num_steps=jnp.asarray(num_steps),
     )

@@ -1,6 +1,6 @@
 """Numerical geodesic shooting with Jacobi fields (diffrax), for any implicit surface.
 
-State (10 numbers, arc length s as time), cablespan.md §2.3 / Simbody's
+State (10 numbers, arc length s as time), docs/surfaces.md#geodesic-ode / Simbody's
 `GeodesicOnImplicitSurface`:
 
     p' = v,   v' = -λ ∇f,   λ = vᵀHv / |∇f|²        (unit-speed particle on f = 0)
@@ -21,24 +21,28 @@ Design decisions:
   a few Newton steps put p back on f = 0, v is made tangent and unit (Jacobi states are
   not projected), like Simbody's `projectIfNeeded`. The constrained ODE alone drifts
   by the accumulated local error; with projection |f(p_Q)| stays at round-off.
-- **Differentiation (default, `adjoint=None`):** a `jax.custom_jvp` whose rule runs the
-  solve forward-mode (`diffrax.ForwardMode`) for *all* input directions at once
-  (forward sensitivities, `jax.jacfwd`), then applies that Jacobian to the incoming
-  tangent. The tangent map is linear in the tangents, so JAX can transpose it: `jvp`,
-  `jacfwd`, `grad`, `jacrev` and `vmap` of each all work, and the loop stays a plain
-  `lax.while_loop` that stops when the slowest lane finishes. Alternatives rejected:
-  `RecursiveCheckpointAdjoint` has no forward mode, `ForwardMode` no reverse mode, and
-  `DirectAdjoint` (both modes) runs its bounded loop to `max_steps` under `vmap`. The
-  inputs are few (point, tangent, length and a handful of surface parameters), so
-  forward sensitivities cost ~(1 + #inputs) vector-field evaluations per step. The step
-  sizes are not differentiated (diffrax stops their gradient): derivatives are those of
-  the discrete solution on its step grid. Any diffrax adjoint can be passed instead.
+- **Differentiation (default, `adjoint=None`):** forward sensitivities. The solve runs
+  with `diffrax.ForwardMode` inside `jaxwrap._implicit.implicit_jvp(materialize=True)`:
+  the tangent rule is the dense Jacobian of the end state with respect to every input
+  (`jax.jacfwd`, ~(1 + #inputs) vector-field evaluations per step) applied to the
+  incoming tangent. That map is linear, so JAX transposes it: `jvp`, `jacfwd`, `grad`,
+  `jacrev` and `vmap` of each all work, and the loop stays a plain `lax.while_loop`
+  that stops when the slowest lane finishes. Alternatives rejected:
+  `RecursiveCheckpointAdjoint` has no forward mode, `ForwardMode` alone no reverse mode,
+  and `DirectAdjoint` runs its bounded loop to `max_steps` under `vmap`. The step sizes
+  are not differentiated (diffrax stops their gradient): derivatives are those of the
+  discrete solution on its step grid. Any diffrax adjoint can be passed instead.
+- **Failures never raise here:** a solve that runs out of steps or goes non-finite
+  returns NaN end values and `RESULTS.geodesic_failed` (`throw=True` on
+  `jaxwrap.shoot_geodesic` raises instead), so one bad lane of a `vmap` batch marks
+  that lane only.
 - **Batching:** under `vmap` the adaptive loop runs every lane until the slowest lane
   has finished (lanes that are done idle), so a batch costs as much as its longest /
   most curved member times the batch size.
 """
 
-from typing import TYPE_CHECKING
+import functools
+from collections.abc import Sequence
 
 import diffrax
 import equinox as eqx
@@ -46,14 +50,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
-from jax.flatten_util import ravel_pytree
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, ArrayLike, Float, Int, Real
 
+from .._implicit import implicit_jvp
+from .._misc import positive_or_one
+from .._results import RESULTS
+from ._darboux import darboux_frame, gaussian_curvature_from, geodesic_inputs
 from ._geodesic import Geodesic, make_geodesic
-from ._misc import darboux_frame, gaussian_curvature_from, geodesic_inputs
-
-if TYPE_CHECKING:
-    from ._base import AbstractSurface
 
 
 class GeodesicIntegrator(eqx.Module):
@@ -65,15 +68,12 @@ class GeodesicIntegrator(eqx.Module):
     - `max_steps`: step budget per geodesic (Simbody: 10 000).
     - `adjoint`: `None` for the forward-sensitivity rule described in this module (both
       differentiation modes, vmap-friendly), or any `diffrax.AbstractAdjoint`, used as is.
-    - `throw`: raise (also under `jit`) when the solve fails, e.g. runs out of steps.
-      With `throw=False` check `Geodesic.converged` instead.
     - `projection_iterations`: Newton steps of the coordinate projection after each step.
     """
 
     solver: diffrax.AbstractAdaptiveSolver = diffrax.Tsit5()
     max_steps: int = eqx.field(static=True, default=4096)
     adjoint: diffrax.AbstractAdjoint | None = None
-    throw: bool = eqx.field(static=True, default=True)
     projection_iterations: int = eqx.field(static=True, default=2)
 
 
@@ -86,7 +86,7 @@ def geodesic_vector_field(sigma, y: Float[Array, "10"], args) -> Float[Array, "1
     g = surface.gradient(p)
     H = surface.hessian(p)
     g2 = jnp.dot(g, g)
-    lam = jnp.dot(v, H @ v) / jnp.where(g2 > 0, g2, 1)
+    lam = jnp.dot(v, H @ v) / positive_or_one(g2)
     K = gaussian_curvature_from(g, H)
     dy = jnp.concatenate([v, -lam * g, jnp.stack([a_dot, -K * a, r_dot, -K * r])])
     return length * dy
@@ -97,9 +97,8 @@ def _project_state(surface, y: Float[Array, "10"], iterations: int) -> Float[Arr
     p = surface.project(y[0:3], iterations)
     g = surface.gradient(p)
     g2 = jnp.dot(g, g)
-    v = y[3:6] - g * (jnp.dot(g, y[3:6]) / jnp.where(g2 > 0, g2, 1))
-    v2 = jnp.dot(v, v)
-    v = v / jnp.sqrt(jnp.where(v2 > 0, v2, 1))
+    v = y[3:6] - g * (jnp.dot(g, y[3:6]) / positive_or_one(g2))
+    v = v / jnp.sqrt(positive_or_one(jnp.dot(v, v)))
     return jnp.concatenate([p, v, y[6:]])
 
 
@@ -151,10 +150,10 @@ def _initial_state(surface, point, tangent) -> Float[Array, "10"]:
     return jnp.concatenate([p, t, jnp.stack([one, zero, zero, one])])
 
 
-def _effective_accuracy(accuracy: float, dtype) -> float:
+def _effective_accuracy(accuracy: float | Float[Array, ""], dtype) -> Float[Array, ""]:
     # An absolute tolerance below ~100 ulp of O(1) states cannot be met: error estimates
     # are round-off there and the step size would collapse (matters in float32).
-    return max(float(accuracy), 100 * float(jnp.finfo(dtype).eps))
+    return jnp.maximum(jnp.asarray(accuracy, dtype), 100 * jnp.finfo(dtype).eps)
 
 
 def _for_adjoint(solver, adjoint):
@@ -165,22 +164,23 @@ def _for_adjoint(solver, adjoint):
         if isinstance(adjoint, diffrax.ForwardMode):
             return eqx.tree_at(lambda s: s.scan_kind, solver, "lax", is_leaf=lambda x: x is None)
         if isinstance(adjoint, diffrax.DirectAdjoint):
-            return eqx.tree_at(
-                lambda s: s.scan_kind, solver, "bounded", is_leaf=lambda x: x is None
-            )
+            return eqx.tree_at(lambda s: s.scan_kind, solver, "bounded", is_leaf=lambda x: x is None)
     return solver
 
 
-def _solve(surface, y0, length, *, accuracy, integrator, ts):
-    """Raw diffrax solve. Returns (ys, stats) with stats = [num_steps, success] as floats."""
+class _Solved(eqx.Module):
+    ys: Float[Array, "k 10"]
+    num_steps: Int[Array, ""]
+    result: RESULTS
+
+
+def _solve(surface, y0, length, accuracy, ts, integrator, adjoint) -> _Solved:
+    """The diffrax solve; failures become NaN states and `RESULTS.geodesic_failed`."""
     dtype = y0.dtype
-    adjoint = diffrax.ForwardMode() if integrator.adjoint is None else integrator.adjoint
     saveat = diffrax.SaveAt(t1=True) if ts is None else diffrax.SaveAt(ts=ts)
     sol = diffrax.diffeqsolve(
         diffrax.ODETerm(geodesic_vector_field),
-        _OnSurface(
-            _for_adjoint(integrator.solver, adjoint), integrator.projection_iterations
-        ),
+        _OnSurface(_for_adjoint(integrator.solver, adjoint), integrator.projection_iterations),
         t0=jnp.zeros((), dtype),
         t1=jnp.ones((), dtype),
         dt0=None,
@@ -192,55 +192,30 @@ def _solve(surface, y0, length, *, accuracy, integrator, ts):
         ),
         max_steps=integrator.max_steps,
         adjoint=adjoint,
-        throw=integrator.throw,
+        throw=False,
     )
-    stats = jnp.stack(
-        [
-            sol.stats["num_steps"].astype(dtype),
-            (sol.result == diffrax.RESULTS.successful).astype(dtype),
-        ]
+    ok = (sol.result == diffrax.RESULTS.successful) & jnp.all(jnp.isfinite(sol.ys))
+    return _Solved(
+        ys=jnp.where(ok, sol.ys, jnp.nan),
+        num_steps=jax.lax.stop_gradient(sol.stats["num_steps"]).astype(jnp.int32),
+        result=RESULTS.where(ok, RESULTS.successful, RESULTS.geodesic_failed),
     )
-    return sol.ys, stats
 
 
-def _differentiable_solve(surface, y0, length, *, accuracy, integrator, ts):
-    """`_solve` with the forward-sensitivity custom JVP (see module docstring)."""
+def _forward_sensitivity_solve(_, inputs, *, integrator):
+    surface, y0, length, accuracy, ts = inputs
+    return (), _solve(surface, y0, length, accuracy, ts, integrator, diffrax.ForwardMode())
+
+
+def _differentiable_solve(surface, y0, length, *, accuracy, integrator, ts) -> _Solved:
+    """`_solve`, differentiated by forward sensitivities (module docstring) unless the
+    integrator names its own diffrax adjoint."""
     if integrator.adjoint is not None:
-        return _solve(
-            surface, y0, length, accuracy=accuracy, integrator=integrator, ts=ts
-        )
-    dynamic, static = eqx.partition(surface, eqx.is_inexact_array)
-
-    def solve(theta):
-        surface_dynamic, y0_, length_ = theta
-        return _solve(
-            eqx.combine(surface_dynamic, static),
-            y0_,
-            length_,
-            accuracy=accuracy,
-            integrator=integrator,
-            ts=ts,
-        )
-
-    @jax.custom_jvp
-    def solve_with_sensitivities(theta):
-        return solve(theta)
-
-    @solve_with_sensitivities.defjvp
-    def _jvp(primals, tangents):
-        (theta,), (theta_dot,) = primals, tangents
-        flat, unravel = ravel_pytree(theta)
-        flat_dot, _ = ravel_pytree(theta_dot)
-
-        def flat_solve(x):
-            out = solve(unravel(x))
-            return out, out
-
-        jacobian, out = jax.jacfwd(flat_solve, has_aux=True)(flat)
-        out_dot = jax.tree.map(lambda J: J @ flat_dot.astype(J.dtype), jacobian)
-        return out, out_dot
-
-    return solve_with_sensitivities((dynamic, y0, length))
+        return _solve(surface, y0, length, accuracy, ts, integrator, integrator.adjoint)
+    rule = functools.partial(_forward_sensitivity_solve, integrator=integrator)
+    inputs = (surface, y0, length, jnp.asarray(accuracy, y0.dtype), ts)
+    _, solved = implicit_jvp(lambda x: rule((), x), rule, inputs, materialize=True)
+    return solved
 
 
 def _prepare(surface, point, tangent, length):
@@ -249,23 +224,24 @@ def _prepare(surface, point, tangent, length):
 
 
 def shoot_numerically(
-    surface: "AbstractSurface",
-    point: Float[ArrayLike, "3"],
-    tangent: Float[ArrayLike, "3"],
-    length: Float[ArrayLike, ""],
+    surface,
+    point: Real[ArrayLike, "3"] | Sequence,
+    tangent: Real[ArrayLike, "3"] | Sequence,
+    length: Real[ArrayLike, ""] | Sequence,
     *,
-    accuracy: float = 1e-9,
+    accuracy: Real[ArrayLike, ""] | Sequence = 1e-9,
     integrator: GeodesicIntegrator | None = None,
 ) -> Geodesic:
     """Shoot a geodesic on any surface by integrating the geodesic ODE (see module doc).
 
     **Arguments:**
 
-    - `surface`: any `AbstractSurface`.
+    - `surface`: any `jaxwrap.AbstractSurface`.
     - `point`, `tangent`, `length`: start point (projected onto the surface), start
       direction (projected onto the tangent plane) and arc length ℓ ≥ 0.
     - `accuracy`: absolute error bound per step on all states (default 1e-9, Simbody's
-      `curve_segment_accuracy`); floored at 100 ulp of the working dtype.
+      `curve_segment_accuracy`); floored at 100 ulp of the working dtype. Traced: a new
+      value does not recompile.
     - `integrator`: `GeodesicIntegrator` settings.
 
     **Returns:**
@@ -274,10 +250,8 @@ def shoot_numerically(
     """
     integrator = GeodesicIntegrator() if integrator is None else integrator
     y0, length = _prepare(surface, point, tangent, length)
-    ys, stats = _differentiable_solve(
-        surface, y0, length, accuracy=accuracy, integrator=integrator, ts=None
-    )
-    y1 = ys[-1]
+    solved = _differentiable_solve(surface, y0, length, accuracy=accuracy, integrator=integrator, ts=None)
+    y1 = solved.ys[-1]
     return make_geodesic(
         surface,
         p_SP=y0[0:3],
@@ -287,19 +261,19 @@ def shoot_numerically(
         arc_length=length,
         jacobi_Q=jnp.stack([y1[6], y1[8]]),
         jacobi_dot_Q=jnp.stack([y1[7], y1[9]]),
-        converged=stats[1] > 0,
-        num_steps=jax.lax.stop_gradient(stats[0]).astype(jnp.int32),
+        result=solved.result,
+        num_steps=solved.num_steps,
     )
 
 
 def sample_numerically(
-    surface: "AbstractSurface",
-    point: Float[ArrayLike, "3"],
-    tangent: Float[ArrayLike, "3"],
-    length: Float[ArrayLike, ""],
+    surface,
+    point: Real[ArrayLike, "3"] | Sequence,
+    tangent: Real[ArrayLike, "3"] | Sequence,
+    length: Real[ArrayLike, ""] | Sequence,
     num_samples: int,
     *,
-    accuracy: float = 1e-9,
+    accuracy: Real[ArrayLike, ""] | Sequence = 1e-9,
     integrator: GeodesicIntegrator | None = None,
 ) -> Float[Array, "num_samples 3"]:
     """Points at equal arc-length spacing along a numerically shot geodesic.
@@ -312,9 +286,5 @@ def sample_numerically(
     integrator = GeodesicIntegrator() if integrator is None else integrator
     y0, length = _prepare(surface, point, tangent, length)
     ts = jnp.asarray(np.linspace(0.0, 1.0, num_samples), y0.dtype)
-    ys, _ = _differentiable_solve(
-        surface, y0, length, accuracy=accuracy, integrator=integrator, ts=ts
-    )
-    return jax.vmap(lambda p: surface.project(p, integrator.projection_iterations))(
-        ys[:, 0:3]
-    )
+    solved = _differentiable_solve(surface, y0, length, accuracy=accuracy, integrator=integrator, ts=ts)
+    return jax.vmap(lambda p: surface.project(p, integrator.projection_iterations))(solved.ys[:, 0:3])

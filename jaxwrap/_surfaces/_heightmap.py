@@ -17,14 +17,15 @@ nearest boundary patch is continued, so the surface stays C1 (C∞ off the grid 
 a geodesic or Newton iterate that strays off the domain sees a smooth surface.
 """
 
-import equinox as eqx
+from collections.abc import Sequence
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Bool, Float
 
+from .._misc import as_float_array, concretely
 from ._base import AbstractSurface
-from ._misc import as_float_array, is_concrete_and
 
 
 class BicubicHeightMap(AbstractSurface):
@@ -50,16 +51,15 @@ class BicubicHeightMap(AbstractSurface):
     values: Float[Array, "nx ny"]
     knot_derivatives: Float[Array, "nx ny 2 2"]
 
-    def __init__(self, x: ArrayLike, y: ArrayLike, values: ArrayLike):
+    def __init__(self, x: ArrayLike | Sequence, y: ArrayLike | Sequence, values: ArrayLike | Sequence):
         x, y, values = as_float_array(x), as_float_array(y), as_float_array(values)
         _check_grid("x", x)
         _check_grid("y", y)
         if values.shape != (x.shape[0], y.shape[0]):
             raise ValueError(
-                f"`values` must have shape (len(x), len(y)) = {(x.shape[0], y.shape[0])}, "
-                f"got {values.shape}."
+                f"`values` must have shape (len(x), len(y)) = {(x.shape[0], y.shape[0])}, got {values.shape}."
             )
-        if is_concrete_and(lambda v: not np.all(np.isfinite(v)), values):
+        if concretely(lambda v: not np.all(np.isfinite(v)), values):
             raise ValueError("`values` must be finite.")
         dtype = jnp.result_type(x, y, values)
         x, y, values = x.astype(dtype), y.astype(dtype), values.astype(dtype)
@@ -68,9 +68,7 @@ class BicubicHeightMap(AbstractSurface):
         f_y = values @ D_y.T
         f_xy = D_x @ f_y
         self.x, self.y, self.values = x, y, values
-        self.knot_derivatives = jnp.stack(
-            [jnp.stack([values, f_y], -1), jnp.stack([f_x, f_xy], -1)], -2
-        )
+        self.knot_derivatives = jnp.stack([jnp.stack([values, f_y], -1), jnp.stack([f_x, f_xy], -1)], -2)
 
     def height(self, x: Float[Array, "2"]) -> Float[Array, ""]:
         """z_surf at the point (x, y) = `x[:2]`."""
@@ -78,12 +76,7 @@ class BicubicHeightMap(AbstractSurface):
 
     def is_surface_defined(self, x: Float[Array, "3"]) -> Bool[Array, ""]:
         """True where (x, y) lies in the grid domain (Simbody's `isSurfaceDefined`)."""
-        return (
-            (x[0] >= self.x[0])
-            & (x[0] <= self.x[-1])
-            & (x[1] >= self.y[0])
-            & (x[1] <= self.y[-1])
-        )
+        return (x[0] >= self.x[0]) & (x[0] <= self.x[-1]) & (x[1] >= self.y[0]) & (x[1] <= self.y[-1])
 
     def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:
         return self._derivatives(x, 0)[0] - x[2]
@@ -103,7 +96,7 @@ class BicubicHeightMap(AbstractSurface):
             ]
         )
 
-    def _derivatives(self, x: Float[Array, "3"], order: int) -> tuple[Array, ...]:
+    def _derivatives(self, x: Float[Array, " _xy"], order: int) -> tuple[Array, ...]:
         """Derivatives of z_surf of the given total order (0: z; 1: z_x, z_y; 2: z_xx,
         z_xy, z_yy), from the patch containing (or, off the grid, nearest to) x[:2]."""
         i, u, h_x = _cell(self.x, x[0])
@@ -119,9 +112,9 @@ class BicubicHeightMap(AbstractSurface):
 def _check_grid(name: str, t: Array) -> None:
     if t.ndim != 1 or t.shape[0] < 2:
         raise ValueError(f"`{name}` must be a 1-D array of at least 2 points, got shape {t.shape}.")
-    if is_concrete_and(lambda t: not np.all(np.isfinite(t)), t):
+    if concretely(lambda t: not np.all(np.isfinite(t)), t):
         raise ValueError(f"`{name}` must be finite.")
-    if is_concrete_and(lambda t: not np.all(np.diff(t) > 0), t):
+    if concretely(lambda t: not np.all(np.diff(t) > 0), t):
         raise ValueError(f"`{name}` must be strictly increasing, got {t}.")
 
 

@@ -1,12 +1,14 @@
 """`ImplicitSurface`: any smooth user function; derivatives by autodiff."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float, PyTree
+from jaxtyping import Array, ArrayLike, Float, PyTree, Real
 
+from .._misc import as_float_array
 from ._base import AbstractSurface
 
 
@@ -28,9 +30,12 @@ class ImplicitSurface(AbstractSurface):
     fn: Callable[[Float[Array, "3"], Any], Float[Array, ""]] = eqx.field(static=True)
     params: PyTree
 
-    def __init__(self, fn, params=None):
+    def __init__(self, fn: Callable[[Float[Array, "3"], Any], Real[ArrayLike, ""] | Sequence], params: PyTree = None):
+        if not callable(fn):
+            raise ValueError(f"ImplicitSurface needs a callable fn(x, params), got {type(fn).__name__}")
         self.fn = fn
-        self.params = params
+        # Python numbers become arrays, so that every parameter can be differentiated.
+        self.params = jax.tree.map(lambda p: as_float_array(p) if isinstance(p, (int, float)) else p, params)
 
     def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:
         return jnp.asarray(self.fn(x, self.params))

@@ -1,13 +1,17 @@
-"""`Sphere`: closed-form geodesics (great circles), cablespan.md §2.3."""
+"""`Sphere`: closed-form geodesics (great circles), docs/surfaces.md#sphere."""
+
+from collections.abc import Sequence
 
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, ArrayLike, Float, Real
 
+from .._misc import as_scalar, check_positive, safe_normalize
+from .._results import RESULTS
 from ._base import AbstractSurface
+from ._darboux import darboux_frame, geodesic_inputs
 from ._geodesic import Geodesic, make_geodesic
 from ._geodesic_ode import GeodesicIntegrator
-from ._misc import as_float_array, check_positive, darboux_frame, geodesic_inputs, safe_normalize
 
 _X = (1.0, 0.0, 0.0)
 
@@ -24,10 +28,10 @@ class Sphere(AbstractSurface):
     - `radius`: r > 0 (scalar array; may be batched with `vmap`).
     """
 
-    radius: Float[Array, ""] = eqx.field(converter=as_float_array)
+    radius: Float[Array, ""] = eqx.field(converter=lambda r: as_scalar(r, "radius"))
 
     def __check_init__(self):
-        check_positive("radius", self.radius)
+        check_positive("Sphere radius", self.radius)
 
     def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:
         return self.radius**2 - jnp.dot(x, x)
@@ -49,11 +53,11 @@ class Sphere(AbstractSurface):
 
     def shoot_geodesic(
         self,
-        point: Float[ArrayLike, "3"],
-        tangent: Float[ArrayLike, "3"],
-        length: Float[ArrayLike, ""],
+        point: Real[ArrayLike, "3"] | Sequence,
+        tangent: Real[ArrayLike, "3"] | Sequence,
+        length: Real[ArrayLike, ""] | Sequence,
         *,
-        accuracy: float = 1e-9,
+        accuracy: Real[ArrayLike, ""] | Sequence = 1e-9,
         integrator: GeodesicIntegrator | None = None,
     ) -> Geodesic:
         """Closed-form great circle; see `AbstractSurface.shoot_geodesic` (`accuracy`
@@ -73,18 +77,18 @@ class Sphere(AbstractSurface):
             arc_length=length,
             jacobi_Q=jnp.stack([c, r * s]),
             jacobi_dot_Q=jnp.stack([-s / r, c]),
-            converged=jnp.array(True),
+            result=RESULTS.successful,
             num_steps=jnp.array(0, jnp.int32),
         )
 
     def geodesic_points(
         self,
-        point: Float[ArrayLike, "3"],
-        tangent: Float[ArrayLike, "3"],
-        length: Float[ArrayLike, ""],
+        point: Real[ArrayLike, "3"] | Sequence,
+        tangent: Real[ArrayLike, "3"] | Sequence,
+        length: Real[ArrayLike, ""] | Sequence,
         num_samples: int,
         *,
-        accuracy: float = 1e-9,
+        accuracy: Real[ArrayLike, ""] | Sequence = 1e-9,
         integrator: GeodesicIntegrator | None = None,
     ) -> Float[Array, "num_samples 3"]:
         """Closed-form samples at equal arc length; see `AbstractSurface.geodesic_points`."""
@@ -92,6 +96,4 @@ class Sphere(AbstractSurface):
         point, tangent, length = geodesic_inputs(point, tangent, length)
         n, t = self._start(point, tangent)
         theta = jnp.linspace(0, 1, num_samples, dtype=point.dtype) * (length / self.radius)
-        return self.radius * (
-            jnp.cos(theta)[:, None] * n + jnp.sin(theta)[:, None] * t
-        )
+        return self.radius * (jnp.cos(theta)[:, None] * n + jnp.sin(theta)[:, None] * t)

@@ -4,15 +4,15 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from .._misc import as_scalar, check_positive, concretely, positive_or_one, safe_norm
 from ._base import AbstractSurface
-from ._misc import as_float_array, check_positive, is_concrete_and, safe_norm
 
 
 class Torus(AbstractSurface):
     """Torus about the z axis of S: ring (centre-circle) radius R, tube radius a < R.
 
     f = 1 - ((R - ρ)² + z²)/a² with ρ = √(x² + y²) (Simbody's scaling); closed-form
-    gradient and Hessian (cablespan.md §2.1 table). On the z axis (ρ = 0, far inside the
+    gradient and Hessian (docs/surfaces.md#implicit-functions). On the z axis (ρ = 0, far inside the
     hole, never on the surface) the derivatives are kept finite rather than exact.
 
     **Arguments:**
@@ -21,16 +21,15 @@ class Torus(AbstractSurface):
     - `tube_radius`: 0 < a < R.
     """
 
-    ring_radius: Float[Array, ""] = eqx.field(converter=as_float_array)
-    tube_radius: Float[Array, ""] = eqx.field(converter=as_float_array)
+    ring_radius: Float[Array, ""] = eqx.field(converter=lambda r: as_scalar(r, "Torus ring_radius"))
+    tube_radius: Float[Array, ""] = eqx.field(converter=lambda r: as_scalar(r, "Torus tube_radius"))
 
     def __check_init__(self):
-        check_positive("ring_radius", self.ring_radius)
-        check_positive("tube_radius", self.tube_radius)
-        if is_concrete_and(lambda R, a: a >= R, self.ring_radius, self.tube_radius):
+        check_positive("Torus ring_radius", self.ring_radius)
+        check_positive("Torus tube_radius", self.tube_radius)
+        if concretely(lambda R, a: a >= R, self.ring_radius, self.tube_radius):
             raise ValueError(
-                f"`tube_radius` ({self.tube_radius}) must be smaller than "
-                f"`ring_radius` ({self.ring_radius})."
+                f"Torus tube_radius ({self.tube_radius}) must be smaller than ring_radius ({self.ring_radius})"
             )
 
     def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:
@@ -38,8 +37,7 @@ class Torus(AbstractSurface):
         return 1 - ((self.ring_radius - rho) ** 2 + x[2] ** 2) / self.tube_radius**2
 
     def _rho(self, x):
-        rho = safe_norm(x[:2])
-        return jnp.where(rho > 0, rho, 1)
+        return positive_or_one(safe_norm(x[:2]))
 
     def gradient(self, x: Float[Array, "3"]) -> Float[Array, "3"]:
         rho = self._rho(x)

@@ -1,14 +1,43 @@
-"""Touchdown search: nearest point of a line segment to a surface (cablespan.md §2.10)."""
+"""Touchdown search: nearest point of a line segment to a surface
+(docs/surfaces.md#touchdown-line-search)."""
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Bool, Float, Int
+from jaxtyping import Array, ArrayLike, Bool, Float, Int, Real
 
-if TYPE_CHECKING:
-    from ._base import AbstractSurface
+from .._misc import check_count, check_positive, scalar_setting
+
+
+class TouchdownSearch(eqx.Module):
+    """Settings of the touchdown line search, Simbody's values by default.
+
+    **Fields:**
+
+    - `max_iterations`: Newton budget (static; Simbody: 50).
+    - `tolerance`: stop when the line-parameter step falls below it (Simbody: 1e-9).
+    - `regularization`: added to |c''(α)| in the Newton denominator (Simbody: 0.5), which
+      damps the step where the line barely curves towards the surface.
+    - `max_step`: largest change of the line parameter α ∈ [0, 1] per iteration
+      (Simbody: 0.2).
+
+    The three numbers are pytree leaves: under `jax.jit` a new value does not recompile.
+    """
+
+    max_iterations: int = eqx.field(static=True, default=50)
+    tolerance: float | Float[Array, ""] = eqx.field(default=1e-9, converter=lambda x: scalar_setting(x, "tolerance"))
+    regularization: float | Float[Array, ""] = eqx.field(
+        default=0.5, converter=lambda x: scalar_setting(x, "regularization")
+    )
+    max_step: float | Float[Array, ""] = eqx.field(default=0.2, converter=lambda x: scalar_setting(x, "max_step"))
+
+    def __check_init__(self):
+        check_count("TouchdownSearch.max_iterations", self.max_iterations)
+        check_positive("TouchdownSearch.tolerance", self.tolerance)
+        check_positive("TouchdownSearch.regularization", self.regularization)
+        check_positive("TouchdownSearch.max_step", self.max_step)
 
 
 class NearestPointOnLine(eqx.Module):
@@ -35,13 +64,11 @@ class NearestPointOnLine(eqx.Module):
 
 
 def nearest_point_on_line(
-    surface: "AbstractSurface",
-    a: Float[Array, "3"],
-    b: Float[Array, "3"],
-    guess: Float[Array, "3"],
-    *,
-    max_iterations: int = 50,
-    tolerance: float = 1e-9,
+    surface,
+    a: Real[ArrayLike, "3"] | Sequence,
+    b: Real[ArrayLike, "3"] | Sequence,
+    guess: Real[ArrayLike, "3"] | Sequence,
+    search: TouchdownSearch = TouchdownSearch(),
 ) -> NearestPointOnLine:
     """Simbody's `calcNearestPointOnLineImplicitly`, branch-free.
 
@@ -49,20 +76,20 @@ def nearest_point_on_line(
     projection of `guess` onto the line, α = clamp(-d·(A - guess)/|d|², 0, 1), and
     iterate a Newton step on c'(α) = 0 regularised like Simbody,
 
-        step = c'(α) / (|c''(α)| + 0.5),   α ← clamp(α - clamp(step, -0.2, 0.2), 0, 1),
+        step = c'(α) / (|c''(α)| + regularization),
+        α ← clamp(α - clamp(step, -max_step, max_step), 0, 1),
 
     stopping with `below` as soon as c(α) < eps (the line touches the surface) or with
-    `converged` when |Δα| < `tolerance`. A degenerate segment (|d|² < eps) returns A with
+    `converged` when |Δα| < tolerance. A degenerate segment (|d|² < eps) returns A with
     `below = f(A) > 0`. The loop has a static trip count (finished lanes idle), so it
     works under `vmap` and reverse-mode differentiation.
 
     **Arguments:**
 
-    - `surface`: the surface (in its frame S; A, B, guess in S too).
+    - `surface`: a `jaxwrap.AbstractSurface` (in its frame S; A, B, guess in S too).
     - `a`, `b`: segment end points A and B.
     - `guess`: previous tracking point (any point; only its projection on the line is used).
-    - `max_iterations`: Newton budget (CableSpan: 50).
-    - `tolerance`: α-step tolerance (CableSpan: 1e-9).
+    - `search`: a `TouchdownSearch` (Simbody's constants by default).
 
     **Returns:**
 
@@ -85,9 +112,9 @@ def nearest_point_on_line(
         touches = c < eps
         grad_c = -surface.gradient(x)
         hess_c = -surface.hessian(x)
-        step = jnp.dot(grad_c, d) / (jnp.abs(jnp.dot(d, hess_c @ d)) + 0.5)
-        alpha_new = jnp.clip(alpha - jnp.clip(step, -0.2, 0.2), 0, 1)
-        small = jnp.abs(alpha_new - alpha) < tolerance
+        step = jnp.dot(grad_c, d) / (jnp.abs(jnp.dot(d, hess_c @ d)) + search.regularization)
+        alpha_new = jnp.clip(alpha - jnp.clip(step, -search.max_step, search.max_step), 0, 1)
+        small = jnp.abs(alpha_new - alpha) < search.tolerance
         active = ~done
         # `touches` returns the current iterate, otherwise the updated one.
         alpha = jnp.where(active & ~touches, alpha_new, alpha)
@@ -99,9 +126,7 @@ def nearest_point_on_line(
 
     false = jnp.zeros((), bool)
     init = (alpha0, degenerate, false, degenerate, jnp.zeros((), jnp.int32))
-    alpha, _, below, converged, count = jax.lax.fori_loop(
-        0, max_iterations, body, init
-    )
+    alpha, _, below, converged, count = jax.lax.fori_loop(0, search.max_iterations, body, init)
     below = jnp.where(degenerate, surface.implicit(a) > 0, below)
     return NearestPointOnLine(
         point=a + alpha * d,

@@ -1,4 +1,4 @@
-"""Upstream Simbody test scenes (cablespan.md §3) as jaxwrap cables and body poses.
+"""Upstream Simbody test scenes (docs/cable.md#validation) as jaxwrap cables and body poses.
 
 Bodies follow Simbody's mobilized-body indices: 0 = Ground, then creation order. A
 Translation or Free mobilizer with zero q places the body at its parent offset with
@@ -53,7 +53,7 @@ def single_sphere(hint=(1.0, 0.0, 0.0), body_offset=(0.0, 0.0, 0.0), X_BS_offset
 
 
 def darboux_reference(surface, p_SP, R_SP, arc_length):
-    """CableSubsystemTestHelper's geodesic test (cablespan.md §3.2): integrate the
+    """CableSubsystemTestHelper's geodesic test (docs/surfaces.md#geodesic-check): integrate the
     unconstrained Darboux-frame ODE x' = t, t' = κn n_s, n' = -κn t - τg (t × n_s),
     b' = τg n_s (κn = -k, τg = -τ, n_s the surface normal at x) from the projected P at
     accuracy 1e-13. Returns the end point and frame (columns t, n, b)."""

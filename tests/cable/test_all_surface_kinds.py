@@ -1,4 +1,4 @@
-"""Simbody's testAllSurfaceKinds (TestCableSpan.cpp, cablespan.md §3.1), both variants.
+"""Simbody's testAllSurfaceKinds (TestCableSpan.cpp; docs/cable.md#validation), both variants.
 
 One cable over every surface kind: torus, ellipsoid, a via point, sphere, cylinder, the
 bicubic height map and a second torus; accuracy 1e-9, smoothness tolerance 1e-4, default
@@ -43,7 +43,7 @@ import pytest
 from scenes import I3, Rx90, Ry90, Rz90, T, darboux_reference
 
 import jaxwrap as jw
-from jaxwrap._cable import _solver
+from jaxwrap._cable._state import build_scene, initial_state
 
 GRID = 2 * np.array([-2.0, -1.0, 1.0, 2.0])
 HEIGHTS = 0.75 * np.array([[2, 3, 3, 1], [0, 1.5, 1.5, 0], [0, 1.5, 1.5, 0], [2, 3, 3, 1]])
@@ -85,15 +85,15 @@ def motion(angle):
 
 
 def _simbody_neighbour_inside(path):
-    """Simbody's check (cablespan.md §2.10): for every obstacle in contact, the point before
+    """Simbody's check (docs/cable.md#neighbour-point-inside-an-obstacle): for every obstacle in contact, the point before
     its curve (Q of the previous obstacle in contact, else the segment start) and the point
     after it (P of the next one, else the segment end) must not have
     `isSurfaceDefined && f > 0`. Returns one flag per obstacle."""
     scene, active = path.scene, path.in_contact
     flags = []
-    for s, obstacles in enumerate(CABLE.segments()):
+    for s, obstacles in enumerate(CABLE.legs()):
         for k, i in enumerate(obstacles):
-            prev, nxt = scene.seg_start[s], scene.seg_end[s]
+            prev, nxt = scene.leg_start[s], scene.leg_end[s]
             for j in obstacles[:k]:
                 prev = jnp.where(active[j], path.curve_segment_frames(j)[1].translation, prev)
             for j in reversed(obstacles[k + 1 :]):
@@ -113,7 +113,7 @@ def _sweep_chunk(state, angles, restart):
     """Warm-started solves along `angles`, starting from `state`, or from the contact hints
     (a cold solve) when `restart`."""
     poses0, _ = motion(angles[0])
-    cold = _solver.initial_state(CABLE, _solver.build_scene(CABLE, poses0))
+    cold = initial_state(CABLE, build_scene(CABLE, poses0))
     state = jax.tree.map(lambda a, b: jnp.where(restart, a, b), cold, state)
 
     def step(state, angle):
@@ -140,7 +140,7 @@ def sweep(angles):
     """Run `_sweep_chunk` over `angles` (padded to whole chunks) from a cold start."""
     angles = np.asarray(angles, float)
     padded = np.concatenate([angles, np.full(-len(angles) % CHUNK, angles[-1])])
-    shapes = jax.eval_shape(lambda: _solver.initial_state(CABLE, _solver.build_scene(CABLE, motion(0.0)[0])))
+    shapes = jax.eval_shape(lambda: initial_state(CABLE, build_scene(CABLE, motion(0.0)[0])))
     state = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)  # replaced: restart
     outs = []
     for k in range(0, len(padded), CHUNK):
@@ -177,7 +177,7 @@ def test_all_surface_kinds(variant_a):
 
 
 def test_all_surface_kinds_height_map_curves_are_geodesics(variant_a):
-    """CableSubsystemTestHelper's geodesic test (cablespan.md §3.2) on the height-map curve of
+    """CableSubsystemTestHelper's geodesic test (docs/surfaces.md#geodesic-check) on the height-map curve of
     every variant-A path: integrating the unconstrained Darboux-frame ODE from P at accuracy
     1e-13 reproduces Q within 1e-7."""
     surface = CABLE.obstacles[HEIGHT_MAP].surface

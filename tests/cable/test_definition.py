@@ -23,7 +23,7 @@ def test_defaults_and_getters():
     assert cable.use_warm_start is True
     cable = cable.add_obstacle(0, T(), jw.Sphere(1.0)).add_via_point(1, [0, 0, 0]).add_obstacle(1, T(), jw.Cylinder(0.5))
     assert (cable.num_obstacles, cable.num_via_points) == (2, 1)
-    assert cable.segments() == ((0,), (1,))
+    assert cable.legs() == ((0,), (1,))
     tuned = cable.with_settings(algorithm="scholz2015", max_iterations=7, use_warm_start=False)
     assert (tuned.algorithm, tuned.max_iterations, tuned.use_warm_start) == ("scholz2015", 7, False)
     assert cable.algorithm == "minimum_length"  # immutable: the original is unchanged
@@ -41,12 +41,12 @@ def test_defaults_and_getters():
         (dict(tolerance=1e-3), "unknown cable settings"),
     ],
 )
-def test_invalid_settings(change, message):
+def test_invalid_settings(change, message, library_checks_only):
     with pytest.raises(ValueError, match=message):
         jw.CableSpan(0, [0, 0, 0], 1, [1, 0, 0]).with_settings(**change)
 
 
-def test_invalid_definitions():
+def test_invalid_definitions(library_checks_only):
     with pytest.raises(ValueError, match="origin_body must be a non-negative"):
         jw.CableSpan(-1, [0, 0, 0], 1, [1, 0, 0])
     with pytest.raises(ValueError, match=r"termination_station must have shape \(3,\)"):

@@ -1,9 +1,11 @@
-"""Simbody's CableSpan tests (cablespan.md §3.1-3.4) with their set-ups and tolerances:
+"""Simbody's CableSpan tests (docs/cable.md#validation) with their set-ups and tolerances:
 testSimpleCable, testViaPoints, testSolverOptimum, testRobustInitialPath, the seven force
 tests and the five length-rate tests, plus CableSubsystemTestHelper's perturbation test
 (Jacobian, length gradient and Hessian predictions) and its geodesic test."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import jax
 import jax.numpy as jnp
@@ -12,8 +14,9 @@ import pytest
 from scenes import I3, TAN_22_5, T, darboux_reference, poses, simple_cable, single_sphere
 
 import jaxwrap as jw
-from jaxwrap._cable import _geometry as geo
-from jaxwrap._cable import _solver
+from jaxwrap._cable import _geometry as geometry
+from jaxwrap._cable._solver import apply_correction
+from jaxwrap._cable._state import build_scene
 
 COS45 = SIN45 = np.sqrt(0.5)
 
@@ -86,16 +89,19 @@ def test_simple_cable_perturbation(simple):
 
 
 def perturbation_errors(cable, body_poses, state, delta=1e-5):
-    scene = _solver.build_scene(cable, body_poses)
+    scene = build_scene(cable, body_poses)
     n = cable.num_obstacles
+    accuracy = cable.settings.curve_segment_accuracy
 
     def measures(c):
-        geodesics = tuple(_solver.apply_correction(cable, i, g, c[i]) for i, g in enumerate(state.geodesics))
-        ev = _solver.evaluate(cable, scene, state._replace(geodesics=geodesics))
-        var = geo.variations(ev.curves)
-        J = geo.path_error_jacobian(ev.curves, var, ev.topo, ev.lines).reshape(4 * n, 4 * n)
-        g, H = geo.length_gradient_and_hessian(ev.curves, var, ev.topo, ev.lines)
-        length = geo.total_length(ev.curves, ev.topo, ev.lines)
+        geodesics = tuple(
+            apply_correction(cable.obstacles[i].surface, g, c[i], accuracy) for i, g in enumerate(state.geodesics)
+        )
+        ev = geometry.evaluate(cable, scene, dataclasses.replace(state, geodesics=geodesics))
+        var = geometry.variations(ev.curves)
+        J = geometry.path_error_jacobian(ev.curves, var, ev.neighbours, ev.lines).reshape(4 * n, 4 * n)
+        g, H = geometry.length_gradient_and_hessian(ev.curves, var, ev.neighbours, ev.lines)
+        length = geometry.total_length(ev.curves, ev.neighbours, ev.lines)
         return ev.error.reshape(-1), length, g.reshape(-1), J, H.reshape(4 * n, 4 * n)
 
     @jax.jit
@@ -245,7 +251,7 @@ def test_cable_forces(name):
 
 
 def test_single_obstacle_force_scenario_length():
-    """cablespan.md §6: force single obstacle from hint (1,0,0): F = (-1.414214, 0, 0), L = 2.3992235."""
+    """Force on a single obstacle from hint (1,0,0): F = (-1.414214, 0, 0), L = 2.3992235."""
     cable, body_poses = single_sphere()
     path = solve(cable.with_settings(curve_segment_accuracy=1e-12, smoothness_tolerance=1e-8), body_poses)
     np.testing.assert_allclose(float(path.length), 2 * TAN_22_5 + np.pi / 2, atol=1e-7)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import pathlib
 
-import numpy as np
-
 import jaxwrap as jw
 
 REFERENCE = pathlib.Path(__file__).parents[1] / "reference"

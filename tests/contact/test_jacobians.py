@@ -10,7 +10,7 @@ from contact_setups import build_setup
 
 import jaxwrap as jw
 from jaxwrap._contact._log3 import jlog3
-from jaxwrap._spatial import skew
+from jaxwrap._misc import skew
 
 N_RANDOM = 48
 

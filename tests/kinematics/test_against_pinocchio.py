@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import jaxwrap as jw
+from jaxwrap._kinematics import jacobian_from_poses
 
 REFERENCE = pathlib.Path(__file__).parents[1] / "reference"
 ROBOTS = ["ur5", "panda", "solo12", "anymal_b", "all_joints"]
@@ -37,7 +38,7 @@ class Case:
 
         def evaluate(q, v, q_other):
             X = model.forward_kinematics(q)
-            jacobians = jnp.stack([model._jacobian_from_poses(X, b, jnp.zeros(3)) for b in bodies])
+            jacobians = jnp.stack([jacobian_from_poses(model, X, b, jnp.zeros(3)) for b in bodies])
             return dict(
                 poses=X.as_matrix()[jnp.array(bodies)],
                 jacobians=jacobians,

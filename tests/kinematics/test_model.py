@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import jaxwrap as jw
-from jaxwrap._spatial import unskew
+from jaxwrap._misc import unskew
 
 ROBOTS = pathlib.Path(__file__).parents[1] / "reference" / "robots"
 

@@ -263,7 +263,7 @@ def describe(spec, B, probe):
                           "contact_hint": hint.tolist()})
     pts = [el for el in spec["path"] if el[0] == "point"]
     order, vi = [], 0
-    for n, el in enumerate(spec["path"]):
+    for el in spec["path"]:
         if el[0] == "obstacle":
             order.append(f"obstacle:{el[1]}")
         elif el is pts[0]:
@@ -357,7 +357,7 @@ def run_scenario(osim, probe, spec, rng):
                 q[k] = v + rng.uniform(-d, d)
             configs.append(q)
     recs = []
-    for i, q in enumerate(configs):
+    for q in configs:
         if "speeds" in spec:
             u = dict(spec["speeds"])
         else:

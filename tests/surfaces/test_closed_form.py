@@ -1,4 +1,4 @@
-"""Sphere and cylinder: closed-form geodesics (cablespan.md §2.3) against the generic
+"""Sphere and cylinder: closed-form geodesics (docs/surfaces.md#closed-forms) against the generic
 diffrax path on an `ImplicitSurface` with the same f (issue: <= 1e-8 at accuracy 1e-10)."""
 
 import jax
@@ -39,7 +39,7 @@ def test_closed_form_matches_generic_integration(name, cases):
 
 
 def test_sphere_great_circle_values():
-    """Quarter turn from (r,0,0) along +y on a sphere of radius 2 (frames per §2.1)."""
+    """Quarter turn from (r,0,0) along +y on a sphere of radius 2 (frames per docs/surfaces.md#darboux-frame)."""
     r = 2.0
     g = js.Sphere(r).shoot_geodesic(jnp.array([r, 0, 0]), jnp.array([0.0, 1, 0]), np.pi * r / 2)
     np.testing.assert_allclose(g.p_SQ, [0, r, 0], atol=1e-15)

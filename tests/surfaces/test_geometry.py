@@ -1,5 +1,5 @@
 """Surface geometry: Simbody's implicit scaling, derivatives, curvature signs, projection,
-validation, NaN safety (cablespan.md §2.1)."""
+validation, NaN safety (docs/surfaces.md#sign-conventions)."""
 
 import jax
 import jax.numpy as jnp

@@ -11,7 +11,7 @@ from test_numerical import darboux_reference
 
 import jaxwrap as jw
 
-# testAllSurfaceKinds' patch (cablespan.md §3.1): row i <-> x_i, column j <-> y_j.
+# testAllSurfaceKinds' patch (docs/surfaces.md#height-map): row i <-> x_i, column j <-> y_j.
 GRID = 2 * np.array([-2.0, -1.0, 1.0, 2.0])
 HEIGHTS = 0.75 * np.array([[2, 3, 3, 1], [0, 1.5, 1.5, 0], [0, 1.5, 1.5, 0], [2, 3, 3, 1]])
 # An irregular grid with random heights.
@@ -176,7 +176,7 @@ def test_geodesic_on_a_tilted_plane_is_a_straight_line():
 def test_geodesic_over_the_simbody_patch_stays_on_the_surface():
     """Geodesics across several patch edges of testAllSurfaceKinds' height map: on f = 0 with
     a unit tangent and the surface normal at the end, and ending where Simbody's unconstrained
-    Darboux-frame ODE (cablespan.md §3.2, accuracy 1e-13) ends."""
+    Darboux-frame ODE (docs/surfaces.md#geodesic-check, accuracy 1e-13) ends."""
     surface = SURFACES["simbody"]
     starts = jnp.array([[-3.5, -3.0, 0.0], [3.0, -3.5, 0.0], [-3.0, 0.5, 0.0], [0.2, 3.5, 0.0]])
     starts = starts.at[:, 2].set(jax.vmap(surface.implicit)(starts))  # onto z = z_surf

@@ -24,12 +24,12 @@ def shooter(surface, accuracy):
 
 
 def darboux_reference(surface, geodesic):
-    """Simbody's geodesic test (cablespan.md §3.2): integrate the *unconstrained*
+    """Simbody's geodesic test (docs/surfaces.md#geodesic-check): integrate the *unconstrained*
     Darboux-frame ODE x' = t, t' = κ n_s, n' = -κ t - τ_g (t × n_s), b' = τ_g n_s
     (κ CableSpan sign, τ_g = -τ, n_s the surface normal at x) at accuracy 1e-13."""
 
     def field(s, y, args):
-        x, t, n, b = y[0:3], y[3:6], y[6:9], y[9:12]
+        x, t = y[0:3], y[3:6]
         n_s = surface.normal(x)
         kappa = surface.normal_curvature(x, t)
         tau_g = -surface.geodesic_torsion(x, t)
@@ -120,7 +120,7 @@ def test_jacobi_scalars_match_finite_differences(name, cases):
     points, tangents, lengths = cases(surface, 3, 4, [0.7, 1.6, 2.4, 3.1])
     shoot = shooter(surface, 1e-12)
     g = shoot(points, tangents, lengths)
-    t, n, b = g.tangent_P, g.normal_P, g.binormal_P
+    t, b = g.tangent_P, g.binormal_P
     h = 1e-4
     shifted = [shoot(g.p_SP + s * h * b, t, lengths) for s in (1, -1)]
     rotated = [shoot(g.p_SP, np.cos(h) * t + s * np.sin(h) * b, lengths) for s in (1, -1)]
@@ -201,7 +201,9 @@ def test_float32_smoke():
 
     @jax.jit
     def run(radii, p, t, length):
-        shoot = lambda r: js.Ellipsoid(r).shoot_geodesic(p, t, length)
+        def shoot(r):
+            return js.Ellipsoid(r).shoot_geodesic(p, t, length)
+
         return shoot(radii), jax.grad(lambda r: shoot(r).p_SQ[1])(radii)
 
     g32, grad = run(radii32, p, t, jnp.float32(2.0))

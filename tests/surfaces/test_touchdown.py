@@ -1,4 +1,4 @@
-"""Touchdown search (Simbody's calcNearestPointOnLineImplicitly, cablespan.md §2.10)
+"""Touchdown search (Simbody's calcNearestPointOnLineImplicitly, docs/surfaces.md#touchdown-line-search)
 against dense brute-force sampling of f along lines that miss, graze and cross."""
 
 import jax

@@ -9,17 +9,9 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from ._builder import WORLD, RobotModelBuilder
-
-# URDF joint type -> jaxwrap joint kind.
-_URDF_KINDS = {
-    "revolute": "revolute",
-    "continuous": "continuous",
-    "prismatic": "prismatic",
-    "fixed": "fixed",
-    "floating": "floating",
-    "planar": "planar",
-}
+from .._kinematics._joints import JOINT_KINDS
+from .._kinematics._spec import WORLD, ModelSpec
+from ._urdf_validation import validate_urdf
 
 
 def _read_text(path_or_xml: str) -> tuple[str, str]:
@@ -27,7 +19,7 @@ def _read_text(path_or_xml: str) -> tuple[str, str]:
     if isinstance(path_or_xml, os.PathLike):
         path_or_xml = os.fspath(path_or_xml)
     if not isinstance(path_or_xml, str):
-        raise TypeError(f"from_urdf expects a path or an XML string, got {type(path_or_xml).__name__}")
+        raise TypeError(f"load_urdf expects a path or an XML string, got {type(path_or_xml).__name__}")
     if path_or_xml.lstrip().startswith("<"):
         return path_or_xml, "<URDF string>"
     if not os.path.exists(path_or_xml):
@@ -43,6 +35,7 @@ def _parse(text: str, label: str):
         raise ValueError(f"malformed URDF XML in {label}: {error}") from None
     if root.tag != "robot":
         raise ValueError(f"{label}: the root element is <{root.tag}>, expected <robot>")
+    validate_urdf(root, label)
     import yourdfpy
 
     # yourdfpy logs parse fallbacks at INFO/WARNING level; keep imports quiet.
@@ -66,8 +59,8 @@ def _origin(matrix) -> np.ndarray:
     return np.eye(4) if matrix is None else np.asarray(matrix, dtype=float)
 
 
-def builder_from_urdf(path_or_xml: str, floating_base: bool = False) -> RobotModelBuilder:
-    """Translate a URDF into a `RobotModelBuilder` (see `RobotModel.from_urdf`)."""
+def read_urdf(path_or_xml: str | os.PathLike, floating_base: bool = False) -> ModelSpec:
+    """Translate a URDF into a `ModelSpec` (see `jaxwrap.load_urdf` for the conventions)."""
     text, label = _read_text(path_or_xml)
     robot = _parse(text, label)
     links = {link.name: link for link in robot.links}
@@ -75,7 +68,7 @@ def builder_from_urdf(path_or_xml: str, floating_base: bool = False) -> RobotMod
         raise ValueError(f"{label}: a link name is used twice")
 
     for joint in robot.joints:
-        if joint.type not in _URDF_KINDS:
+        if joint.type not in JOINT_KINDS:
             raise ValueError(f"{label}: joint {joint.name!r} has unknown type {joint.type!r}")
         for role, link in (("parent", joint.parent), ("child", joint.child)):
             if link not in links:
@@ -96,28 +89,28 @@ def builder_from_urdf(path_or_xml: str, floating_base: bool = False) -> RobotMod
         raise ValueError(f"{label}: several root links {roots}; a URDF must form a single tree")
     root = roots[0]
 
-    builder = RobotModelBuilder(robot.name or "robot")
+    spec = ModelSpec(robot.name or "robot")
     for link in robot.links:
         if link.name == root and root == WORLD:
             continue  # a link called "world" is jaxwrap's body 0
         inertial = link.inertial
         if inertial is None:
-            builder = builder.add_body(link.name)
+            spec = spec.add_body(link.name)
             continue
         mass = 0.0 if inertial.mass is None else float(inertial.mass)
         if mass < 0:
             raise ValueError(f"{label}: link {link.name!r} has negative mass {mass}")
         X = _origin(inertial.origin)
         inertia = np.zeros((3, 3)) if inertial.inertia is None else np.asarray(inertial.inertia, dtype=float)
-        builder = builder.add_body(link.name, mass=mass, com=X[:3, 3], inertia=X[:3, :3] @ inertia @ X[:3, :3].T)
+        spec = spec.add_body(link.name, mass=mass, com=X[:3, 3], inertia=X[:3, :3] @ inertia @ X[:3, :3].T)
 
     if root != WORLD:
         kind = "floating" if floating_base else "fixed"
-        builder = builder.add_joint("root_joint", kind, WORLD, root)
+        spec = spec.add_joint("root_joint", kind, WORLD, root)
 
     # urdfdom keeps joints in a name-sorted map, so siblings are visited in joint-name order.
     for joint in sorted(robot.joints, key=lambda j: j.name):
-        kind = _URDF_KINDS[joint.type]
+        kind = joint.type  # URDF joint types are jaxwrap's joint kinds
         axis = np.asarray(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), dtype=float)
         if kind in ("revolute", "continuous", "prismatic") and np.linalg.norm(axis) < 1e-12:
             raise ValueError(f"{label}: joint {joint.name!r} has a zero axis")
@@ -132,7 +125,7 @@ def builder_from_urdf(path_or_xml: str, floating_base: bool = False) -> RobotMod
         if kind == "floating":
             lower = upper = None  # URDF floating joints carry no position limits
         parent = WORLD if joint.parent == root and root == WORLD else joint.parent
-        builder = builder.add_joint(
+        spec = spec.add_joint(
             joint.name,
             kind,
             parent,
@@ -144,4 +137,4 @@ def builder_from_urdf(path_or_xml: str, floating_base: bool = False) -> RobotMod
             velocity=velocity,
             effort=effort,
         )
-    return builder
+    return spec

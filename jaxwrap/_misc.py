@@ -1,0 +1,173 @@
+"""The few numerics and input checks every layer of jaxwrap shares, written once.
+
+NaN-safe maps use the double-`where` pattern: the differentiated branch never sees the
+singular argument, so values *and* gradients stay finite at it. Input checks run on
+concrete values only (at construction or trace time); traced values pass through, so
+every object can also be built inside `jit`/`vmap`/`grad`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, ArrayLike, Bool, Float, Real
+
+
+# ---------------------------------------------------------------------------- conversions
+def as_float_array(value: ArrayLike | Sequence, dtype=None) -> Array:
+    """`jnp.asarray`, promoting integer and boolean input to the default float dtype
+    (``float64`` under ``jax_enable_x64``); floating input keeps its dtype unless `dtype`
+    is given."""
+    value = jnp.asarray(value, dtype)
+    if not jnp.issubdtype(value.dtype, jnp.inexact):
+        value = value.astype(jnp.result_type(float))
+    return value
+
+
+def as_vector(value: ArrayLike | Sequence, size: int, what: str) -> Array:
+    """A float array of shape ``(size,)``; `ValueError` naming `what` otherwise."""
+    array = as_float_array(value)
+    if array.shape != (size,):
+        raise ValueError(f"{what} must have shape ({size},), got {array.shape}")
+    return array
+
+
+def as_scalar(value: ArrayLike | Sequence, what: str) -> Array:
+    """A float array of shape ``()``; `ValueError` naming `what` otherwise."""
+    array = as_float_array(value)
+    if array.shape != ():
+        raise ValueError(f"{what} must be a scalar, got shape {array.shape}")
+    return array
+
+
+def scalar_setting(value: float | ArrayLike, what: str) -> float | Array:
+    """A numeric setting (tolerance, step bound, ...): a Python number stays a Python float
+    (no array is created at import time), anything else becomes a float array of shape
+    ``()``. Either way it is a pytree leaf, so under `jax.jit` a new value is traced and
+    does not recompile."""
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+        return float(value)
+    return as_scalar(value, what)
+
+
+# ---------------------------------------------------------------------------- concrete checks
+def concrete_value(value) -> np.ndarray | None:
+    """The NumPy value of `value`, or None when it is traced (inside `jit`/`vmap`/`grad`,
+    or an abstract placeholder of an `equinox` filtered transform)."""
+    if isinstance(value, jax.core.Tracer):
+        return None
+    try:
+        return np.asarray(value)
+    except Exception:  # noqa: BLE001 - e.g. jax.ShapeDtypeStruct placeholders
+        return None
+
+
+def concretely(predicate: Callable[..., ArrayLike], *values) -> bool:
+    """True when every value is concrete and `predicate(*values)` holds everywhere."""
+    concretes = [concrete_value(v) for v in values]
+    if any(c is None for c in concretes):
+        return False
+    return bool(np.all(predicate(*concretes)))
+
+
+def check_positive(what: str, value) -> None:
+    """`ValueError` if a concrete `value` has an entry that is not a finite positive number."""
+    concrete = concrete_value(value)
+    if concrete is not None and not np.all(np.isfinite(concrete) & (concrete > 0)):
+        raise ValueError(f"{what} must be finite and positive, got {concrete.tolist()}")
+
+
+def check_non_negative(what: str, value) -> None:
+    """`ValueError` if a concrete `value` has an entry that is not finite and >= 0."""
+    concrete = concrete_value(value)
+    if concrete is not None and not np.all(np.isfinite(concrete) & (concrete >= 0)):
+        raise ValueError(f"{what} must be finite and non-negative, got {concrete.tolist()}")
+
+
+def check_finite(what: str, value) -> None:
+    """`ValueError` if a concrete `value` has a NaN or infinite entry."""
+    concrete = concrete_value(value)
+    if concrete is not None and not np.all(np.isfinite(concrete)):
+        raise ValueError(f"{what} must be finite, got {concrete.tolist()}")
+
+
+def check_count(what: str, value, minimum: int = 0) -> int:
+    """A Python integer >= `minimum` (a static count or budget); `ValueError` otherwise."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{what} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+# ---------------------------------------------------------------------------- NaN-safe maps
+def safe_norm(v: Float[Array, "*batch n"]) -> Float[Array, "*batch"]:
+    """Euclidean norm over the last axis, with a zero (not NaN) gradient at the origin."""
+    norm2 = jnp.sum(v * v, axis=-1)
+    positive = norm2 > 0
+    return jnp.where(positive, jnp.sqrt(jnp.where(positive, norm2, 1)), 0)
+
+
+def unit_and_length(v: Float[Array, "*batch n"]) -> tuple[Float[Array, "*batch n"], Float[Array, "*batch"]]:
+    """``(v / |v|, |v|)``; the unit vector is 0 (with finite derivatives) where ``v = 0``."""
+    norm2 = jnp.sum(v * v, axis=-1)
+    positive = norm2 > 0
+    length = jnp.sqrt(jnp.where(positive, norm2, 1))
+    return v / length[..., None], jnp.where(positive, length, 0)
+
+
+def safe_normalize(
+    v: Float[Array, "*batch n"], fallback: Real[ArrayLike, "*#batch n"] | Sequence
+) -> Float[Array, "*batch n"]:
+    """Unit vector along `v`, or `fallback` (assumed unit) where `v` is numerically zero."""
+    tiny = jnp.finfo(v.dtype).tiny
+    norm2 = jnp.sum(v * v, axis=-1, keepdims=True)
+    ok = norm2 > tiny
+    unit = v / jnp.sqrt(jnp.where(ok, norm2, 1))
+    return jnp.where(ok, unit, jnp.asarray(fallback, v.dtype))
+
+
+def positive_or_one(x: Float[Array, "*batch"]) -> Float[Array, "*batch"]:
+    """`x` where it is positive, else 1: a denominator that vanishes only at a singular
+    point, where the numerator is masked anyway."""
+    return jnp.where(x > 0, x, 1)
+
+
+# ---------------------------------------------------------------------------- rotations
+def skew(w: Real[ArrayLike, "*batch 3"] | Sequence) -> Float[Array, "*batch 3 3"]:
+    """Cross-product matrix: ``skew(w) @ v == cross(w, v)``."""
+    w = as_float_array(w)
+    zero = jnp.zeros_like(w[..., 0])
+    rows = [
+        jnp.stack([zero, -w[..., 2], w[..., 1]], axis=-1),
+        jnp.stack([w[..., 2], zero, -w[..., 0]], axis=-1),
+        jnp.stack([-w[..., 1], w[..., 0], zero], axis=-1),
+    ]
+    return jnp.stack(rows, axis=-2)
+
+
+def unskew(m: Real[ArrayLike, "*batch 3 3"] | Sequence) -> Float[Array, "*batch 3"]:
+    """Inverse of `skew` on the antisymmetric part of `m`."""
+    m = as_float_array(m)
+    return 0.5 * jnp.stack(
+        [m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]], axis=-1
+    )
+
+
+def axis_rotation(angle: Real[ArrayLike, "*batch"] | Sequence, axis: int) -> Float[Array, "*batch 3 3"]:
+    """Right-handed rotation by `angle` (rad) about coordinate axis 0 (x), 1 (y) or 2 (z)."""
+    angle = as_float_array(angle)
+    i, j = (axis + 1) % 3, (axis + 2) % 3  # e_i -> cos e_i + sin e_j
+    c, s = jnp.cos(angle), jnp.sin(angle)
+    eye = jnp.broadcast_to(jnp.eye(3, dtype=angle.dtype), (*angle.shape, 3, 3))
+    rotation = eye.at[..., i, i].set(c).at[..., j, j].set(c)
+    return rotation.at[..., j, i].set(s).at[..., i, j].set(-s)
+
+
+def all_finite(*trees) -> Bool[Array, ""]:
+    """Whether every floating-point leaf of `trees` is finite (a scalar boolean)."""
+    leaves = [x for x in jax.tree.leaves(trees) if jnp.issubdtype(jnp.result_type(x), jnp.inexact)]
+    if not leaves:
+        return jnp.asarray(True)
+    return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in leaves]))
