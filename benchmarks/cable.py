@@ -9,7 +9,8 @@ and the 4-obstacle chain of Simbody's testSimpleCable/ExampleCableSpan, the term
 moved randomly in a small box. Both libraries use OpenSim's settings (Scholz2015,
 smoothness 1e-5, accuracy 1e-10, 50 iterations).
 
-- cold: every path solved from the contact hints (OpenSim: use_warm_start = false);
+- cold: every path solved from the contact hints (OpenSim: use_warm_start = false; jaxwrap
+  ``cold_start="hints"``, Simbody's start, for like-for-like timing);
 - warm: every path seeded with the solution at a point 1 mm away (OpenSim: the
   previous evaluation's state, the way a simulation steps);
 - grad: reverse-mode ``grad`` of the length w.r.t. the termination point (implicit
@@ -17,8 +18,11 @@ smoothness 1e-5, accuracy 1e-10, 50 iterations).
 
 Times are medians over repeats, per path (jaxwrap: batch time / batch size). ratio =
 OpenSim time per evaluation / jaxwrap time per path (> 1: jaxwrap faster per path).
-``--robustness N`` also solves N random configurations per scenario (cold and warm) and
-prints converged fractions and NaN counts.
+A second table compares jaxwrap's default cold start (``cold_start="candidates"``: the
+hints and 2 + 2n other starts in parallel, the shortest genuine path kept) with the
+hint-only one: time per path, the cost ratio, and the fraction of configurations where
+each reached the shorter of the two paths. ``--robustness N`` also solves N random
+configurations per scenario (cold and warm) and prints converged fractions and NaN counts.
 """
 
 from __future__ import annotations
@@ -42,8 +46,13 @@ sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import cable_scenarios as scenarios  # noqa: E402
 from _opensim_cable import opensim_cable_timings  # noqa: E402
 
+# Like for like with OpenSim: its cold solves start from the contact hints only.
 OPENSIM_SETTINGS = dict(
-    algorithm="scholz2015", smoothness_tolerance=1e-5, curve_segment_accuracy=1e-10, max_iterations=50
+    algorithm="scholz2015",
+    smoothness_tolerance=1e-5,
+    curve_segment_accuracy=1e-10,
+    max_iterations=50,
+    cold_start="hints",
 )
 
 
@@ -90,6 +99,30 @@ def run_jaxwrap(name: str, batch: int, repeats: int, settings=OPENSIM_SETTINGS) 
         ),
         converged=dict(cold=float(jnp.mean(converged)), warm=float(jnp.mean(w_converged))),
         nan=int(jnp.sum(~jnp.isfinite(length)) + jnp.sum(~jnp.isfinite(w_length)) + jnp.sum(~jnp.isfinite(gradients))),
+    )
+
+
+def candidates_cost(name: str, batch: int, repeats: int) -> dict:
+    """Cold solves with the default candidate start against the hint-only start (both with
+    OpenSim's other settings): time per path, and how often each reaches the shorter path."""
+    settings = dict(OPENSIM_SETTINGS)
+    hints = scenarios.build(name, **settings)
+    candidates = hints.with_settings(cold_start="candidates")
+    ends = scenarios.terminations(name, batch, seed=1)
+    solve = jax.jit(
+        jax.vmap(
+            lambda c, t: (lambda p: (p.length, p.converged))(jw.solve_cable(c, scenarios.body_poses(t))),
+            in_axes=(None, 0),
+        )
+    )
+    (L_h, ok_h), t_h, _ = _timed(solve, hints, ends, repeats=repeats)
+    (L_c, ok_c), t_c, _ = _timed(solve, candidates, ends, repeats=repeats)
+    shortest = jnp.minimum(jnp.where(ok_h, L_h, jnp.inf), jnp.where(ok_c, L_c, jnp.inf))
+    return dict(
+        hints=t_h / batch,
+        candidates=t_c / batch,
+        hints_shortest=float(jnp.mean(ok_h & (L_h <= shortest * (1 + 1e-9)))),
+        candidates_shortest=float(jnp.mean(ok_c & (L_c <= shortest * (1 + 1e-9)))),
     )
 
 
@@ -151,6 +184,16 @@ def main() -> None:
         print(
             f"{name:<10} {'grad':<5} {r['grad'] * 1e6:10.1f} us {'':>13} {'':>7} "
             f"grad/cold = {r['grad'] / r['cold']:.2f}{'':>2} NaN: {r['nan']}  compile {r['compile']['grad']:.1f}s"
+        )
+    print("\ncold start: candidates (default) vs hints only (Simbody's), OpenSim's settings otherwise")
+    head = f"{'scenario':<10} {'hints/path':>11} {'candidates/path':>16} {'cost':>6}"
+    print(f"{head} {'shortest: hints':>16} {'candidates':>11}")
+    for name in args.scenarios:
+        r = candidates_cost(name, args.batch, args.repeats)
+        print(
+            f"{name:<10} {r['hints'] * 1e6:8.1f} us {r['candidates'] * 1e6:13.1f} us "
+            f"{r['candidates'] / r['hints']:5.2f}x "
+            f"{100 * r['hints_shortest']:15.2f}% {100 * r['candidates_shortest']:10.2f}%"
         )
     if args.robustness:
         print(f"\nrobustness, default settings (minimum_length), {args.robustness} random configurations each:")

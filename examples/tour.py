@@ -26,21 +26,22 @@ model = (
     )
     .build()
 )
-q = jnp.array([0.6])
+q = jnp.array([1.2])
 X_GB = jw.forward_kinematics(model, q)  # one pose per body, 0 = world
 J = jw.jacobian(model, q, "forearm", point=(0, -0.25, 0))  # (6, nv): [linear; angular], world-aligned
 
-# A cable from the humerus over a cylinder at the elbow and an ellipsoid on the forearm.
+# A cable from the back of the humerus over an ellipsoid (distal humerus) and a cylinder on
+# the elbow axis to the olecranon: flexion wraps it round the back of the elbow.
 humerus, forearm = model.body_index("humerus"), model.body_index("forearm")
 cable = (
-    jw.CableSpan(humerus, [-0.03, -0.08, 0.0], forearm, [-0.01, -0.16, 0.0])
-    .add_obstacle(humerus, jw.Transform.from_translation([0, -0.3, 0]), jw.Cylinder(0.025), contact_hint=[-0.025, 0, 0])
+    jw.CableSpan(humerus, [-0.03, -0.08, 0.0], forearm, [-0.024, -0.005, 0.0])
     .add_obstacle(
-        forearm,
-        jw.Transform.from_translation([-0.012, -0.1, 0]),
-        jw.Ellipsoid(jnp.array([0.012, 0.04, 0.02])),
-        contact_hint=[-0.012, 0, 0],
+        humerus,
+        jw.Transform.from_translation([-0.028, -0.22, 0]),
+        jw.Ellipsoid(jnp.array([0.01, 0.05, 0.02])),
+        contact_hint=[-0.01, 0, 0],
     )
+    .add_obstacle(humerus, jw.Transform.from_translation([0, -0.3, 0]), jw.Cylinder(0.022), contact_hint=[-0.022, 0, 0])
 )
 # Functions take the cable and model as arguments: jit once, then any new numbers reuse it.
 solve = jax.jit(jw.solve_cable)
@@ -53,17 +54,22 @@ forces = path.body_forces(100.0)  # (n_bodies, 2, 3) [moment, force] for 100 N
 r = jax.jit(jw.moment_arms)(model, cable, q)  # -dL/dq by implicit differentiation
 print(f"moment arm {float(r[0]) * 1e3:.3f} mm")
 
-# Batched over configurations, warm-started from a previous path, differentiable in the radius.
-angles = jnp.linspace(0.1, 1.7, 64)
-lengths = jax.jit(
-    jax.vmap(lambda c, a: jw.solve_cable(c, jw.forward_kinematics(model, a[None])).length, in_axes=(None, 0))
-)(cable, angles)
+# A moment-arm curve: every angle solved cold in one jit(vmap) call, no hint tuning (the
+# default cold start tries the hints, the lifted path and both sides of every obstacle,
+# and keeps the shortest taut path; a path flagged converged is a genuine taut one).
+angles = jnp.linspace(0.0, 1.8, 7)
+arms = jax.jit(jax.vmap(lambda m, c, a: jw.moment_arms(m, c, a[None])[0], in_axes=(None, None, 0)))(
+    model, cable, angles
+)
+print("moment arms [mm]:", " ".join(f"{1e3 * float(a):.2f}" for a in arms))
+
+# Warm-started from a previous path, differentiable in the radius.
 warm = jax.jit(jw.solve_cable)(cable, jw.forward_kinematics(model, q + 0.01), warm_start=path)
 
 
 def length_of_radius(radius, cable):
-    thicker = eqx.tree_at(lambda c: c.obstacles[0].surface.radius, cable, radius)  # a new cylinder radius
+    thicker = eqx.tree_at(lambda c: c.obstacles[1].surface.radius, cable, radius)  # a new cylinder radius
     return jw.solve_cable(thicker, jw.forward_kinematics(model, q)).length
 
 
-print(f"dL/d(radius) = {float(jax.jit(jax.grad(length_of_radius))(0.025, cable)):.4f}")
+print(f"dL/d(radius) = {float(jax.jit(jax.grad(length_of_radius))(0.022, cable)):.4f}")

@@ -87,13 +87,6 @@ def check_non_negative(what: str, value) -> None:
         raise ValueError(f"{what} must be finite and non-negative, got {concrete.tolist()}")
 
 
-def check_finite(what: str, value) -> None:
-    """`ValueError` if a concrete `value` has a NaN or infinite entry."""
-    concrete = concrete_value(value)
-    if concrete is not None and not np.all(np.isfinite(concrete)):
-        raise ValueError(f"{what} must be finite, got {concrete.tolist()}")
-
-
 def check_count(what: str, value, minimum: int = 0) -> int:
     """A Python integer >= `minimum` (a static count or budget); `ValueError` otherwise."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:

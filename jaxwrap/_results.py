@@ -11,7 +11,6 @@ message instead (through `equinox`'s runtime errors, so also under `jit`). The b
 from __future__ import annotations
 
 import equinox as eqx
-import jax.numpy as jnp
 from jaxtyping import Array, Bool
 
 
@@ -39,12 +38,10 @@ class RESULTS(eqx.Enumeration):
         "The path is stationary but not taut: a curve lies on the side of the surface where "
         "lifting it off would shorten the path."
     )
-    nonfinite_input = "An input (pose, station, surface parameter or start value) is NaN or infinite."
-
-
-def summarise(result: RESULTS) -> Bool[Array, ...]:
-    """``result == RESULTS.successful``, as an array with the result's batch shape."""
-    return jnp.asarray(result == RESULTS.successful)
+    invalid_input = (
+        "An input is invalid: a pose, station, surface parameter or start value is NaN or "
+        "infinite, or a pose's rotation is not a rotation matrix. Outputs are NaN."
+    )
 
 
 def first_failure(*candidates: tuple[Bool[Array, ""], RESULTS]) -> RESULTS:

@@ -55,7 +55,8 @@ def run_kinematics_demo(joint: str = "elbow", num: int = 13, out=None) -> None:
 def elbow_model_and_cable():
     """The demo's elbow: a humerus welded to the world, a forearm on a revolute elbow (z
     axis, 0 to 1.8 rad of flexion), and an extensor-like cable from the back of the
-    humerus over a cylinder at the elbow and an ellipsoid on the forearm."""
+    humerus over an ellipsoid on the distal humerus and a cylinder at the elbow to the
+    olecranon."""
     import jax.numpy as jnp
 
     import jaxwrap as jw
@@ -75,16 +76,18 @@ def elbow_model_and_cable():
     )
     model = b.build()
     humerus, forearm = model.body_index("humerus"), model.body_index("forearm")
+    # Over the distal humerus (an ellipsoid) and the elbow (a cylinder on its axis) to the
+    # olecranon, just behind the axis: flexion wraps the cable round the back of the elbow.
     cable = (
-        jw.CableSpan(humerus, [-0.03, -0.08, 0.0], forearm, [-0.01, -0.16, 0.0])
+        jw.CableSpan(humerus, [-0.03, -0.08, 0.0], forearm, [-0.024, -0.005, 0.0])
         .add_obstacle(
-            humerus, jw.Transform.from_translation([0, -0.3, 0]), jw.Cylinder(0.025), contact_hint=[-0.025, 0, 0]
+            humerus,
+            jw.Transform.from_translation([-0.028, -0.22, 0]),
+            jw.Ellipsoid(jnp.array([0.01, 0.05, 0.02])),
+            contact_hint=[-0.01, 0, 0],
         )
         .add_obstacle(
-            forearm,
-            jw.Transform.from_translation([-0.012, -0.10, 0]),
-            jw.Ellipsoid(jnp.array([0.012, 0.04, 0.02])),
-            contact_hint=[-0.012, 0, 0],
+            humerus, jw.Transform.from_translation([0, -0.3, 0]), jw.Cylinder(0.022), contact_hint=[-0.022, 0, 0]
         )
     )
     return model, cable
@@ -121,7 +124,7 @@ def run_cable_demo(num: int = 13, plot: str | None = "jaxwrap_demo.png", out=Non
     result = jax.block_until_ready(sweep(model, cable, angles))
     elapsed = time.perf_counter() - start
 
-    print(f"{model!r}\ncable: humerus -> cylinder (elbow) -> ellipsoid (forearm) -> forearm", file=out)
+    print(f"{model!r}\ncable: humerus -> ellipsoid (distal humerus) -> cylinder (elbow) -> olecranon", file=out)
     print(f"{num} elbow angles solved and differentiated in one jit(vmap) call\n", file=out)
     header = f"{'angle [deg]':>11} {'length [mm]':>12} {'moment arm [mm]':>16} {'iterations':>10} {'contact':>9}"
     print(f"{header} {'ok':>3}", file=out)
@@ -133,7 +136,7 @@ def run_cable_demo(num: int = 13, plot: str | None = "jaxwrap_demo.png", out=Non
             f"{'yes' if bool(result['converged'][k]) else 'NO':>3}",
             file=out,
         )
-    print(f"\ncompile + run: {elapsed:.1f} s (contact: C = in contact with cylinder, ellipsoid)", file=out)
+    print(f"\ncompile + run: {elapsed:.1f} s (contact: C = in contact with ellipsoid, cylinder)", file=out)
     if plot:
         _plot_cable_demo(model, angles, result, plot, out)
 
@@ -155,7 +158,7 @@ def _plot_cable_demo(model, angles, result, path, out) -> None:
     for k in range(0, len(angles), max(1, len(angles) // 6)):
         points = np.asarray(result["points"][k])
         ax.plot(points[:, 0] * 1e3, points[:, 1] * 1e3, "-", color=colors[k], label=f"{np.degrees(angles[k]):.0f} deg")
-    circle = plt.Circle((0, -300), 25, fill=False, color="gray")
+    circle = plt.Circle((0, -300), 22, fill=False, color="gray")
     ax.add_patch(circle)
     ax.set_aspect("equal")
     ax.set_xlabel("x [mm]")

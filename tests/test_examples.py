@@ -13,8 +13,10 @@ EXAMPLES = pathlib.Path(__file__).parents[1] / "examples"
 def test_tour(capsys):
     runpy.run_path(str(EXAMPLES / "tour.py"), run_name="__main__")
     out = capsys.readouterr().out
-    assert "length 0.397060 m, in contact [True, True], converged True" in out
-    assert "moment arm -25.000 mm" in out
+    assert "length 0.252331 m, in contact [True, True], converged True" in out
+    assert "moment arm -22.000 mm" in out
+    assert "moment arms [mm]: -23.53 -22.00 -22.00 -22.00 -22.00 22.00 22.00" in out
+    assert "dL/d(radius) = 1.0034" in out
 
 
 def test_placement(capsys):

@@ -149,7 +149,7 @@ def test_cable_results_per_lane_and_throw():
     paths = jax.jit(jax.vmap(solve))(stations)
     assert paths.converged.tolist() == [True, False, False]
     assert (paths.result == jw.RESULTS.endpoint_inside_obstacle).tolist() == [False, True, False]
-    assert (paths.result == jw.RESULTS.nonfinite_input).tolist() == [False, False, True]
+    assert (paths.result == jw.RESULTS.invalid_input).tolist() == [False, False, True]
     lane = jax.tree.map(lambda x: x[1], paths.result)
     assert jw.RESULTS[lane].startswith("A path point next to an obstacle")
     with pytest.raises(Exception, match="lies inside that obstacle"):
@@ -168,7 +168,7 @@ def test_projection_result_and_throw():
     with pytest.raises(Exception, match="not satisfied"):
         jax.block_until_ready(jw.project(contact, q0, max_steps=0, throw=True).q)
     nan_start = jw.project(contact, q0.at[0].set(jnp.nan))
-    assert nan_start.result == jw.RESULTS.nonfinite_input
+    assert nan_start.result == jw.RESULTS.invalid_input
 
 
 # ---------------------------------------------------------------------------- clear errors

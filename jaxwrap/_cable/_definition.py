@@ -27,6 +27,7 @@ from .._spatial import Transform
 from .._surfaces import AbstractSurface, TouchdownSearch
 
 ALGORITHMS = ("minimum_length", "scholz2015")
+COLD_STARTS = ("candidates", "hints")
 
 
 def _check_positive_setting(name: str, value, unit: str = "") -> None:
@@ -51,6 +52,13 @@ class CableSettings(eqx.Module):
     - `step_limit_by_magnitude`: limit with ``|c|`` instead of Simbody's signed
       correction (static; docs/cable.md#step-limiter).
     - `touchdown`: the `TouchdownSearch` settings.
+    - `cold_start`: without a warm start, ``"candidates"`` (default) solves the hints and
+      a few other starts in parallel and keeps the shortest genuine path
+      (docs/cable.md#cold-start-candidates); ``"hints"`` starts from the contact hints
+      only, as Simbody does (static).
+    - `max_winding`: the largest turn (rad) of a curve's tangent, estimated as
+      ``arc length × max |normal curvature|`` at its ends; a path that winds more is
+      reported as diverged (default 2π, one full turn).
 
     The numeric fields are pytree leaves: under `jax.jit`, new values do not recompile.
     """
@@ -69,6 +77,10 @@ class CableSettings(eqx.Module):
     )
     step_limit_by_magnitude: bool = eqx.field(static=True, default=False)
     touchdown: TouchdownSearch = TouchdownSearch()
+    cold_start: str = eqx.field(static=True, default="candidates")
+    max_winding: float | Float[Array, ""] = eqx.field(
+        default=2 * math.pi, converter=lambda x: scalar_setting(x, "max_winding")
+    )
 
     def __check_init__(self):
         if self.algorithm not in ALGORITHMS:
@@ -84,6 +96,9 @@ class CableSettings(eqx.Module):
         _check_positive_setting("max_step", self.max_step, " (an angle in radians)")
         if not isinstance(self.step_limit_by_magnitude, (bool, np.bool_)):
             raise ValueError(f"step_limit_by_magnitude must be a bool, got {self.step_limit_by_magnitude!r}")
+        if self.cold_start not in COLD_STARTS:
+            raise ValueError(f"cold_start must be one of {COLD_STARTS}, got {self.cold_start!r}")
+        _check_positive_setting("max_winding", self.max_winding, " (an angle in radians)")
         if not isinstance(self.touchdown, TouchdownSearch):
             raise ValueError(f"touchdown must be a jaxwrap.TouchdownSearch, got {type(self.touchdown).__name__}")
 

@@ -7,9 +7,11 @@ ground, arrays of shape (..., 2, 3). Unit forces are the forces for unit tension
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Bool, Float, Int, Real
 
@@ -18,6 +20,37 @@ from .._spatial import Transform
 from ._definition import AbstractCableSpan
 from ._geometry import Evaluation, total_length
 from ._state import CurveState, Scene
+
+
+def _per_path(*array_ndims: int):
+    """Evaluate a method lane by lane on a batched path (one returned by `jax.vmap` or
+    `solve_cables`), so every output keeps the batch axes. `array_ndims` gives the
+    unbatched rank of each array argument (an argument with more axes is mapped along
+    with the path); Python ints (indices, sample counts) stay static."""
+
+    def decorate(method):
+        @functools.wraps(method)
+        def wrapper(self, *args):
+            batch = self.smoothness.ndim
+            if batch == 0:
+                return method(self, *args)
+            static = [not hasattr(a, "ndim") and not isinstance(a, (float, list, tuple)) for a in args]
+            arrays = [jnp.asarray(a) for a, s in zip(args, static) if not s]
+            ndims = [n for n, s in zip(array_ndims or (0,) * len(args), static) if not s]
+
+            def lane(path, *lane_arrays):
+                it = iter(lane_arrays)
+                return method(path, *(a if s else next(it) for a, s in zip(args, static)))
+
+            axes = [0 if a.ndim > n else None for a, n in zip(arrays, ndims)]
+            fn = lane
+            for _ in range(batch):
+                fn = jax.vmap(fn, in_axes=(0, *axes))
+            return fn(self, *arrays)
+
+        return wrapper
+
+    return decorate
 
 
 class CablePath(eqx.Module):
@@ -53,46 +86,55 @@ class CablePath(eqx.Module):
 
     # ------------------------------------------------------------------ basics
     @property
-    def length(self) -> Float[Array, ""]:
+    @_per_path()
+    def length(self) -> Float[Array, "*batch"]:
         """Total length: straight lines plus the arcs of the obstacles in contact."""
         ev = self.evaluation
         return total_length(ev.curves, ev.neighbours, ev.lines)
 
     @property
-    def in_contact(self) -> Bool[Array, " n"]:
+    @_per_path()
+    def in_contact(self) -> Bool[Array, "*batch n"]:
         return self.evaluation.neighbours.active
 
     @property
-    def origin_tangent(self) -> Float[Array, "3"]:
+    @_per_path()
+    def origin_tangent(self) -> Float[Array, "*batch 3"]:
         """Direction of the first straight line (pointing along the cable, origin to termination)."""
         return self.evaluation.lines.e_first[0]
 
     @property
-    def termination_tangent(self) -> Float[Array, "3"]:
+    @_per_path()
+    def termination_tangent(self) -> Float[Array, "*batch 3"]:
         """Direction of the last straight line (origin to termination)."""
         return self.evaluation.lines.e_last[-1]
 
-    def via_point_location(self, i: int) -> Float[Array, "3"]:
+    @_per_path()
+    def via_point_location(self, i: int) -> Float[Array, "*batch 3"]:
         return self.scene.via[i]
 
-    def via_point_tangents(self, i: int) -> tuple[Float[Array, "3"], Float[Array, "3"]]:
+    @_per_path()
+    def via_point_tangents(self, i: int) -> tuple[Float[Array, "*batch 3"], Float[Array, "*batch 3"]]:
         """(incoming, outgoing) unit directions at via point ``i``."""
         lines = self.evaluation.lines
         return lines.e_last[i], lines.e_first[i + 1]
 
     # ------------------------------------------------------------------ curves
-    def curve_segment_arc_length(self, i: int) -> Float[Array, ""]:
+    @_per_path()
+    def curve_segment_arc_length(self, i: int) -> Float[Array, "*batch"]:
         """Geodesic length over obstacle ``i``; NaN while the cable is lifted from it."""
         ev = self.evaluation
         return jnp.where(ev.neighbours.active[i], ev.curves.arc_length[i], jnp.nan)
 
+    @_per_path()
     def curve_segment_frames(self, i: int) -> tuple[Transform, Transform]:
         """Darboux frames at first (P) and last (Q) contact in ground: x = tangent,
         y = outward normal, z = binormal."""
         c = self.evaluation.curves
         return Transform(c.R_GP[i], c.P[i]), Transform(c.R_GQ[i], c.Q[i])
 
-    def curve_segment_points(self, i: int, num_samples: int) -> Float[Array, "num_samples 3"]:
+    @_per_path()
+    def curve_segment_points(self, i: int, num_samples: int) -> Float[Array, "*batch num_samples 3"]:
         """``num_samples`` points of the curve over obstacle ``i`` at equal arc-length
         spacing, in ground. A lifted obstacle emits the point of the straight line nearest
         to it (its tracking point) ``num_samples`` times, so shapes never change."""
@@ -107,7 +149,8 @@ class CablePath(eqx.Module):
         lifted = jnp.broadcast_to(self.state.tracking[i], points.shape)
         return X_GS.apply(jnp.where(self.in_contact[i], points, lifted))
 
-    def points(self, num_samples_per_curve: int = 16) -> Float[Array, "n 3"]:
+    @_per_path()
+    def points(self, num_samples_per_curve: int = 16) -> Float[Array, "*batch n 3"]:
         """The whole path resampled: origin, every obstacle's curve (``num_samples_per_curve``
         points each) and via point in path order, termination."""
         pieces = [self.scene.origin[None]]
@@ -127,15 +170,18 @@ class CablePath(eqx.Module):
         return jnp.stack([jnp.cross(self._lever(body, point), force), force])
 
     @property
-    def origin_unit_force(self) -> Float[Array, "2 3"]:
+    @_per_path()
+    def origin_unit_force(self) -> Float[Array, "*batch 2 3"]:
         """[moment about the origin body's origin, force] for unit tension."""
         return self._spatial(self.cable.origin_body, self.scene.origin, self.origin_tangent)
 
     @property
-    def termination_unit_force(self) -> Float[Array, "2 3"]:
+    @_per_path()
+    def termination_unit_force(self) -> Float[Array, "*batch 2 3"]:
         return self._spatial(self.cable.termination_body, self.scene.termination, -self.termination_tangent)
 
-    def curve_segment_unit_force(self, i: int) -> Float[Array, "2 3"]:
+    @_per_path()
+    def curve_segment_unit_force(self, i: int) -> Float[Array, "*batch 2 3"]:
         """Force of the cable on obstacle ``i``'s body (−t_P at P, t_Q at Q); zero when lifted."""
         c = self.evaluation.curves
         body = self.cable.obstacles[i].body
@@ -143,7 +189,8 @@ class CablePath(eqx.Module):
         moment = jnp.cross(self._lever(body, c.Q[i]), t_Q) - jnp.cross(self._lever(body, c.P[i]), t_P)
         return jnp.where(self.in_contact[i], jnp.stack([moment, t_Q - t_P]), 0.0)
 
-    def via_point_unit_force(self, i: int) -> Float[Array, "2 3"]:
+    @_per_path()
+    def via_point_unit_force(self, i: int) -> Float[Array, "*batch 2 3"]:
         incoming, outgoing = self.via_point_tangents(i)
         return self._spatial(self.cable.via_points[i].body, self.scene.via[i], outgoing - incoming)
 
@@ -154,7 +201,8 @@ class CablePath(eqx.Module):
         forces += [(v.body, self.via_point_unit_force(j)) for j, v in enumerate(cable.via_points)]
         return forces
 
-    def body_forces(self, tension: Real[ArrayLike, ""] | Sequence) -> Float[Array, "n_bodies 2 3"]:
+    @_per_path(0)
+    def body_forces(self, tension: Real[ArrayLike, ""] | Sequence) -> Float[Array, "*batch n_bodies 2 3"]:
         """Spatial forces of the cable on every body for ``tension``; all zero for
         ``tension <= 0`` (a cable cannot push)."""
         n_bodies = self.body_poses.batch_shape[0]
@@ -164,16 +212,18 @@ class CablePath(eqx.Module):
         tension = jnp.asarray(tension)
         return jnp.where(tension > 0, tension, 0.0) * total
 
+    @_per_path(0, 3)
     def power(
         self, tension: Real[ArrayLike, ""] | Sequence, body_velocities: Real[ArrayLike, "n_bodies 2 3"] | Sequence
-    ) -> Float[Array, ""]:
+    ) -> Float[Array, "*batch"]:
         """Power the cable delivers to the bodies: ``Σ F · V`` for ``tension``, with
         ``F = [moment, force]`` and ``V = [angular, linear]``."""
         forces = self.body_forces(tension)
         return jnp.sum(forces * jnp.asarray(body_velocities))
 
     # ------------------------------------------------------------------ length rate
-    def length_dot(self, body_velocities: Real[ArrayLike, "n_bodies 2 3"] | Sequence) -> Float[Array, ""]:
+    @_per_path(3)
+    def length_dot(self, body_velocities: Real[ArrayLike, "n_bodies 2 3"] | Sequence) -> Float[Array, "*batch"]:
         """Exact rate of change of the length: Σ over straight lines of ``e · (v_end − v_start)``
         with the velocities of the material points of the bodies at the line ends (the arcs
         contribute nothing; Scholz et al. 2015)."""

@@ -29,15 +29,17 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import lineax as lx
-from jaxtyping import Array, Float
+from jaxtyping import Array, Bool, Float
 
 from .._implicit import implicit_jvp
 from .._misc import all_finite
 from .._results import RESULTS, first_failure
 from .._spatial import Transform
 from .._surfaces import AbstractSurface, Geodesic, GeodesicIntegrator
+from ._candidates import candidate_states, choose
 from ._definition import AbstractCableSpan
-from ._geometry import evaluate, path_error_jacobian, variations
+from ._faults import path_faults
+from ._geometry import evaluate, path_error_jacobian, total_length, variations
 from ._path import CablePath
 from ._solver import apply_correction, run_solver, select
 from ._state import LIFTED, CurveState, Scene, build_scene, initial_state
@@ -104,6 +106,20 @@ def _warm_state(cable: AbstractCableSpan, warm_start) -> CurveState:
     return jax.lax.stop_gradient(warm)
 
 
+def _valid_input(cable: AbstractCableSpan, body_poses: Transform) -> Bool[Array, ""]:
+    """Finite numbers everywhere, and rotation matrices that are rotations (to 1e-3: loose
+    enough for finite-difference perturbations and float32 round-off, tight enough for
+    any matrix that is not meant as a rotation)."""
+    R = body_poses.rotation
+    gram = jnp.swapaxes(R, -1, -2) @ R - jnp.eye(3, dtype=R.dtype)
+    orthonormal = jnp.all(jnp.abs(gram) <= 1e-3) & jnp.all(jnp.linalg.det(R) > 0)
+    return all_finite(eqx.filter(cable, eqx.is_inexact_array), body_poses) & orthonormal
+
+
+def _nan_where(mask: Bool[Array, ""], tree):
+    return jax.tree.map(lambda x: jnp.where(mask, jnp.nan, x) if eqx.is_inexact_array(x) else x, tree)
+
+
 def solve_cable(
     cable: AbstractCableSpan,
     body_poses: Transform,
@@ -140,23 +156,32 @@ def solve_cable(
     fixed_cable, fixed_poses = jax.lax.stop_gradient((cable, body_poses))
     scene_nodiff = build_scene(fixed_cable, fixed_poses)
     if warm_start is not None and cable.settings.use_warm_start:
-        state0 = _warm_state(cable, warm_start)
+        carry = run_solver(fixed_cable, scene_nodiff, _warm_state(cable, warm_start))
+    elif cable.settings.cold_start == "candidates" and cable.obstacles:
+        starts = candidate_states(fixed_cable, scene_nodiff)
+        carries = jax.vmap(run_solver, in_axes=(None, None, 0))(fixed_cable, scene_nodiff, starts)
+        carry = choose(fixed_cable, scene_nodiff, carries)
     else:
-        state0 = initial_state(fixed_cable, scene_nodiff)
-    carry = run_solver(fixed_cable, scene_nodiff, state0)
+        carry = run_solver(fixed_cable, scene_nodiff, initial_state(fixed_cable, scene_nodiff))
 
     # Re-attach the derivatives with respect to poses and cable parameters.
     scene = build_scene(cable, body_poses)
     state = differentiable_state(cable, scene, jax.lax.stop_gradient(carry.state))
     ev = evaluate(cable, scene, state)
     smoothness = jnp.max(carry.smoothness, initial=0.0)
+    invalid = ~_valid_input(cable, body_poses)
+    length = total_length(ev.curves, ev.neighbours, ev.lines)
+    runaway, slack = path_faults(cable, scene, ev) if cable.obstacles else (jnp.zeros(0, bool), jnp.zeros(0, bool))
     result = first_failure(
-        (~all_finite(eqx.filter(cable, eqx.is_inexact_array), body_poses), RESULTS.nonfinite_input),
+        (invalid, RESULTS.invalid_input),
         (jnp.any(carry.inside), RESULTS.endpoint_inside_obstacle),
         (jnp.any(carry.geodesic_failed), RESULTS.geodesic_failed),
-        (~jnp.isfinite(smoothness), RESULTS.diverged),
+        (~jnp.isfinite(smoothness) | ~jnp.isfinite(length) | jnp.any(runaway), RESULTS.diverged),
         (jnp.any(carry.smoothness > cable.settings.smoothness_tolerance), RESULTS.max_iterations_reached),
+        (jnp.any(slack), RESULTS.not_taut),
     )
+    # Invalid input gives NaN outputs, never a plausible number.
+    scene, state, ev, smoothness = _nan_where(invalid, (scene, state, ev, smoothness))
     path = CablePath(
         cable=cable,
         body_poses=body_poses,

@@ -92,14 +92,16 @@ def update_status(
                 & (jnp.dot(next_S - p_P, n_P) > 0)
             )
             start_here = (status[i] == INITIAL_GUESS) | touchdown
-            hint = cable.obstacles[i].contact_hint
-            seed = search.point if hint is None else jnp.where(status[i] == INITIAL_GUESS, hint, search.point)
+            # An InitialGuess curve is shot at its raw hint, which its tracking point holds.
+            seed = jnp.where(status[i] == INITIAL_GUESS, tracking[i], search.point)
             fresh = surface.zero_length_geodesic(seed, next_S - prev_S)
 
             new_status = jnp.where(start_here, IN_CONTACT, jnp.where(liftoff, LIFTED, status[i]))
-            new_tracking = jnp.where(
-                liftoff, p_P, jnp.where((status[i] == LIFTED) & ~search.below, search.point, tracking[i])
-            )
+            # Still lifted: track the search's end point; when the search ran out of
+            # iterations Simbody leaves its output (the old tracking point) unchanged.
+            lifted_point = jnp.where(search.converged, search.point, tracking[i])
+            still_lifted = (status[i] == LIFTED) & ~search.below
+            new_tracking = jnp.where(liftoff, p_P, jnp.where(still_lifted, lifted_point, tracking[i]))
             keep = frozen[leg]
             geodesics[i] = select(start_here & ~keep, fresh, g)
             status[i] = jnp.where(keep, status[i], new_status)

@@ -6,6 +6,8 @@ motion. See docs/cable.md#solver-loop.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
@@ -21,7 +23,8 @@ LIFTED, IN_CONTACT, INITIAL_GUESS = 0, 1, 2
 class CurveState(eqx.Module):
     """What the solver carries per obstacle, in the surface frame S: the current
     geodesic, the wrapping status, and the tracking point (the point of the straight
-    line nearest the surface) of a lifted curve."""
+    line nearest the surface) of a lifted curve, or the raw contact hint of a curve still
+    in its InitialGuess status."""
 
     geodesics: tuple[Geodesic, ...]
     status: Int[Array, " n"]
@@ -55,18 +58,27 @@ def build_scene(cable: AbstractCableSpan, body_poses: Transform) -> Scene:
     return Scene(X_GS, jnp.stack(points[:-1]), jnp.stack(points[1:]), origin, termination, via_array)
 
 
-def initial_state(cable: AbstractCableSpan, scene: Scene) -> CurveState:
-    """Hinted obstacles start as a zero-length geodesic at the projected hint (status
-    InitialGuess, shot properly in the first status update); the others start lifted."""
+def initial_state(
+    cable: AbstractCableSpan, scene: Scene, hints: Sequence[Float[Array, "3"] | None] | None = None
+) -> CurveState:
+    """Hinted obstacles start as a zero-length geodesic at the hint's orthogonal foot point
+    on the surface (Simbody's `projectDownhillToNearestPoint`; status InitialGuess, shot at
+    the raw hint in the first status update); the others start lifted.
+    `hints` (one per obstacle, in S, None for lifted) replaces the cable's own."""
     dtype = scene.origin.dtype
+    hints = [o.contact_hint for o in cable.obstacles] if hints is None else list(hints)
     geodesics, status = [], []
     for i, obstacle in enumerate(cable.obstacles):
-        hint = obstacle.contact_hint
+        hint = hints[i]
         # The start direction of the cable is a reasonable placeholder tangent.
         X_SG = scene.X_GS[i].inverse()
         d = X_SG.rotate(scene.termination - scene.origin)
-        anchor = hint.astype(dtype) if hint is not None else X_SG.apply(scene.origin)
+        # Simbody starts a hinted curve at projectDownhillToNearestPoint(hint), the
+        # orthogonal foot point; its neighbours see that point until it is first shot.
+        anchor = X_SG.apply(scene.origin) if hint is None else obstacle.surface.project_downhill(hint.astype(dtype))
         geodesics.append(obstacle.surface.zero_length_geodesic(anchor, d))
         status.append(INITIAL_GUESS if hint is not None else LIFTED)
     n = len(cable.obstacles)
-    return CurveState(tuple(geodesics), jnp.asarray(status, dtype=jnp.int32).reshape(n), jnp.zeros((n, 3), dtype))
+    tracking = [jnp.zeros(3, dtype) if h is None else jnp.asarray(h, dtype) for h in hints]
+    tracking = jnp.stack(tracking) if n else jnp.zeros((0, 3), dtype)
+    return CurveState(tuple(geodesics), jnp.asarray(status, dtype=jnp.int32).reshape(n), tracking)

@@ -199,7 +199,7 @@ def _project(constraints, q0, rhs, tolerance, max_steps, solver):
     q_star, residual, steps = _levenberg_marquardt(*fixed, tolerance, max_steps, solver)
     _, q = implicit_jvp(_solved, _on_solution, (constraints, rhs, jax.lax.stop_gradient(q_star)))
     result = first_failure(
-        (~all_finite(q0, rhs), RESULTS.nonfinite_input),
+        (~all_finite(q0, rhs), RESULTS.invalid_input),
         (~jnp.isfinite(residual), RESULTS.diverged),
         (residual > tolerance, RESULTS.max_iterations_reached),
     )

@@ -33,7 +33,6 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float, Int, PRNGKeyArray, Real
 
-from .._io._urdf import read_urdf
 from .._misc import as_float_array, unskew
 from .._spatial import Transform
 from ._joints import JOINT_KINDS, rotation_about_axis
@@ -44,7 +43,7 @@ BodyRef = int | str | Int[ArrayLike, ""]
 
 class RobotModel(eqx.Module):
     """A kinematic tree over bodies connected by joints; load with `jaxwrap.load_urdf`
-    (or `RobotModel.from_urdf`) or build with `jaxwrap.RobotModelBuilder`.
+    or build with `jaxwrap.RobotModelBuilder`.
 
     Array fields (differentiable, batchable): ``joint_placements`` (``X_PJ`` per body),
     ``joint_axes``, ``body_masses``, ``body_coms`` (in the body frame),
@@ -78,11 +77,6 @@ class RobotModel(eqx.Module):
     def from_spec(cls, spec: ModelSpec) -> RobotModel:
         """Freeze a validated `ModelSpec` (what `RobotModelBuilder` and the URDF reader make)."""
         return cls(**spec.assemble())
-
-    @classmethod
-    def from_urdf(cls, path_or_xml: str, floating_base: bool = False) -> RobotModel:
-        """Load a model from a URDF file path or XML string; see `jaxwrap.load_urdf`."""
-        return cls.from_spec(read_urdf(path_or_xml, floating_base=floating_base))
 
     # ------------------------------------------------------------------ structure
     @property

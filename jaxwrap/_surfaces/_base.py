@@ -46,6 +46,14 @@ class AbstractSurface(eqx.Module):
     def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:
         """Implicit function f(x): > 0 inside, 0 on, < 0 outside (Simbody's scaling)."""
 
+    def extent(self) -> Float[Array, ""]:
+        """A radius about the origin of S within which the part of the surface a cable can
+        wrap lies (sphere: r; torus: R + a; an infinite cylinder: its radius, the axis
+        direction being bounded by the cable's own end points). The cable solver rejects
+        paths whose contact points leave the ball that holds the scene
+        (docs/cable.md#results). Infinite (no bound) unless a surface says otherwise."""
+        return jnp.asarray(jnp.inf)
+
     def is_surface_defined(self, x: Float[Array, "3"]) -> Bool[Array, ""]:
         """Whether `x` lies in the domain where the surface is defined (Simbody's
         `isSurfaceDefined`): everywhere by default; a height map's grid."""
@@ -111,6 +119,78 @@ class AbstractSurface(eqx.Module):
             return y - g * (self.implicit(y) / positive_or_one(jnp.dot(g, g)))
 
         return jax.lax.fori_loop(0, num_iterations, newton, x)
+
+    def project_downhill(self, q: Float[Array, "3"]) -> Float[Array, "3"]:
+        """The surface point x whose normal passes through `q` (Q - x ∥ n(x)), found from q
+        by Simbody's `projectDownhillToNearestPoint`; CableSpan places a hinted obstacle's
+        initial contact point there (docs/cable.md#initial-state).
+
+        Unlike `project` (Newton steps along the gradient, the projection of Simbody's
+        geodesic shooter), this is the orthogonal foot point: on an ellipsoid or torus the
+        two differ for points off the surface. Damped Newton on (f(x), (q-x)·t, (q-x)·b)
+        with t, b fixed tangents at q re-projected at x, a step limit of a quarter of the
+        smaller curvature radius at q, halving while the rms residual grows, stopping at
+        rms ≤ 2e-14 (SignificantReal), on a stalled step (< 1e-12) or after 31 steps. Not
+        meant to be differentiated (loops are `lax.while_loop`).
+        """
+        dtype = q.dtype
+        ftol = jnp.finfo(dtype).eps ** (7 / 8)
+        n_q = self.normal(q)
+        # UnitVec3::perp(): cross with the coordinate axis least aligned with n.
+        a = jnp.abs(n_q)
+        axis = jnp.where(a[0] <= a[1], jnp.where(a[0] <= a[2], 0, 2), jnp.where(a[1] <= a[2], 1, 2))
+        t_q = safe_normalize(jnp.cross(n_q, jnp.eye(3, dtype=dtype)[axis]), jnp.asarray((1.0, 0, 0), dtype))
+        b_q = jnp.cross(t_q, n_q)
+        k = jnp.maximum(jnp.abs(self.curvature(q, t_q)), jnp.abs(self.curvature(q, b_q)))
+        scale = jnp.minimum(jnp.where(k > 0, 1 / jnp.where(k > 0, k, 1), jnp.inf), 1000.0)
+
+        def residual(x):
+            n = self.normal(x)
+            r = q - x
+            t = t_q - n * jnp.dot(t_q, n)
+            b = b_q - n * jnp.dot(b_q, n)
+            return jnp.stack([self.implicit(x), jnp.dot(r, t), jnp.dot(r, b)])
+
+        def rms(f):
+            return jnp.sqrt(jnp.dot(f, f) / 3)
+
+        def newton(carry):
+            x, err, count, _ = carry
+            g, H = self.gradient(x), self.hessian(x)
+            g_norm = safe_norm(g)
+            n = -g / positive_or_one(g_norm)
+            r = q - x
+            t = t_q - n * jnp.dot(t_q, n)
+            b = b_q - n * jnp.dot(b_q, n)
+            f = jnp.stack([self.implicit(x), jnp.dot(r, t), jnp.dot(r, b)])
+            Nx = -((jnp.eye(3, dtype=dtype) - jnp.outer(n, n)) / positive_or_one(g_norm)) @ H
+            Tx = -Nx * jnp.dot(t_q, n) - jnp.outer(n, t_q @ Nx)
+            Bx = -Nx * jnp.dot(b_q, n) - jnp.outer(n, b_q @ Nx)
+            J = jnp.stack([g, -t + r @ Tx, -b + r @ Bx])
+            dx = jnp.linalg.solve(J, f)
+            dx_rms = rms(dx)
+            lam0 = jnp.minimum(1.0, 0.25 * scale / jnp.where(dx_rms > 0, dx_rms, 1))
+
+            def halve(c):
+                lam, _, _ = c
+                lam = lam / 2
+                x_new = x - lam * dx
+                return lam, x_new, rms(residual(x_new))
+
+            x0 = x - lam0 * dx
+            lam, x_new, err_new = jax.lax.while_loop(
+                lambda c: (c[2] > err) & (c[0] > 1e-9), halve, (lam0, x0, rms(residual(x0)))
+            )
+            stalled = (err_new > ftol) & (dx_rms * lam < 1e-12)
+            count = count + 1
+            stop = stalled | (count > 30)
+            return x_new, err_new, count, stop
+
+        err0 = jnp.abs(self.implicit(q)) / jnp.sqrt(jnp.asarray(3.0, dtype))
+        x, _, _, _ = jax.lax.while_loop(
+            lambda c: (c[1] > ftol) & ~c[3], newton, (q, err0, jnp.zeros((), jnp.int32), jnp.zeros((), bool))
+        )
+        return jnp.where(jnp.abs(self.implicit(q)) <= ftol, q, x)
 
     def nearest_point_on_line(
         self,

@@ -33,6 +33,9 @@ class Cylinder(AbstractSurface):
     def __check_init__(self):
         check_positive("Cylinder radius", self.radius)
 
+    def extent(self) -> Float[Array, ""]:
+        return self.radius
+
     def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:
         return self.radius**2 - x[0] ** 2 - x[1] ** 2
 

@@ -24,6 +24,9 @@ class Ellipsoid(AbstractSurface):
     def __check_init__(self):
         check_positive("Ellipsoid radii", self.radii)
 
+    def extent(self) -> Float[Array, ""]:
+        return jnp.max(self.radii)
+
     def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:
         return 1 - jnp.sum((x / self.radii) ** 2)
 

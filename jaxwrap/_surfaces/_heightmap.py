@@ -70,6 +70,11 @@ class BicubicHeightMap(AbstractSurface):
         self.x, self.y, self.values = x, y, values
         self.knot_derivatives = jnp.stack([jnp.stack([values, f_y], -1), jnp.stack([f_x, f_xy], -1)], -2)
 
+    def extent(self) -> Float[Array, ""]:
+        # The grid's farthest corner, at the largest height.
+        x, y = jnp.maximum(-self.x[0], self.x[-1]), jnp.maximum(-self.y[0], self.y[-1])
+        return jnp.sqrt(x**2 + y**2 + jnp.max(jnp.abs(self.values)) ** 2)
+
     def height(self, x: Float[Array, "2"]) -> Float[Array, ""]:
         """z_surf at the point (x, y) = `x[:2]`."""
         return self._derivatives(x, 0)[0]

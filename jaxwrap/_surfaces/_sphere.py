@@ -33,6 +33,9 @@ class Sphere(AbstractSurface):
     def __check_init__(self):
         check_positive("Sphere radius", self.radius)
 
+    def extent(self) -> Float[Array, ""]:
+        return self.radius
+
     def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:
         return self.radius**2 - jnp.dot(x, x)
 

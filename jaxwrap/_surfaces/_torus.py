@@ -32,6 +32,9 @@ class Torus(AbstractSurface):
                 f"Torus tube_radius ({self.tube_radius}) must be smaller than ring_radius ({self.ring_radius})"
             )
 
+    def extent(self) -> Float[Array, ""]:
+        return self.ring_radius + self.tube_radius
+
     def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:
         rho = safe_norm(x[:2])
         return 1 - ((self.ring_radius - rho) ** 2 + x[2] ** 2) / self.tube_radius**2

@@ -38,7 +38,7 @@ def simple_cable() -> tuple[jw.CableSpan, jw.Transform]:
         .add_obstacle(4, T(I3, [0.5, 1, 0]), jw.Ellipsoid(jnp.array([1.0, 1.0, 6.0])), contact_hint=[1, 1, 0.5])
         .add_obstacle(0, T(Ry90, [4, -12, 0]), jw.Torus(10.0, 1.5), contact_hint=[0, 1, 0])
         .add_obstacle(0, T(I3, [-2, -1.5, 0]), jw.Cylinder(2.0), contact_hint=[0, -1, 0])
-        .with_settings(curve_segment_accuracy=1e-12, smoothness_tolerance=1e-7)
+        .with_settings(curve_segment_accuracy=1e-12, smoothness_tolerance=1e-7, cold_start="hints")
     )
     return cable, poses((0, 0, 0), (-4, 0, 0), (0, 10, 0), (4, 0, 0))
 
@@ -49,7 +49,7 @@ def single_sphere(hint=(1.0, 0.0, 0.0), body_offset=(0.0, 0.0, 0.0), X_BS_offset
     cable = jw.CableSpan(0, [TAN_22_5, 1, 0], 0, [TAN_22_5, -1, 0]).add_obstacle(
         1, T(I3, X_BS_offset), jw.Sphere(1.0), contact_hint=hint
     )
-    return cable, poses(body_offset)
+    return cable.with_settings(cold_start="hints"), poses(body_offset)
 
 
 def darboux_reference(surface, p_SP, R_SP, arc_length):

@@ -61,7 +61,7 @@ CABLE = (
     .add_obstacle(0, T(Rx90, (5, 0, 0)), jw.Cylinder(1.0), contact_hint=(0, -1, 0))
     .add_obstacle(0, T(Rz90, (10, 0, -1)), jw.BicubicHeightMap(GRID, GRID, HEIGHTS), contact_hint=(0, 0, 1))
     .add_obstacle(0, T(Ry90, (14, 0, 0)), jw.Torus(1.0, 0.2), contact_hint=(0.1, 0.2, 0))
-    .with_settings(curve_segment_accuracy=1e-9, smoothness_tolerance=SMOOTHNESS_TOLERANCE)
+    .with_settings(curve_segment_accuracy=1e-9, smoothness_tolerance=SMOOTHNESS_TOLERANCE, cold_start="hints")
 )
 
 
@@ -125,6 +125,7 @@ def _sweep_chunk(state, angles, restart):
             straight=jnp.linalg.norm(path.scene.termination - path.scene.origin),
             smoothness=path.smoothness,
             converged=path.converged,
+            simbody_ok=(path.result == jw.RESULTS.successful) | (path.result == jw.RESULTS.not_taut),
             iterations=path.num_iterations,
             in_contact=path.in_contact,
             endpoint_inside=path.endpoint_inside,
@@ -156,7 +157,11 @@ def check_paths(out):
     # jaxwrap's own flag differs from Simbody's only on the height map (module docstring).
     others = np.delete(out["endpoint_inside"], HEIGHT_MAP, axis=1)
     assert not others.any()
-    assert np.all(out["converged"] | out["endpoint_inside"][:, HEIGHT_MAP])
+    # Simbody's "converged" is smoothness alone; jaxwrap's also asks for a taut path, which
+    # Simbody's warm-started sweep through this row of obstacles does not always keep (a
+    # curve held where the line between its neighbours misses the obstacle: not_taut). No
+    # other failure may occur.
+    assert np.all(out["simbody_ok"] | out["endpoint_inside"][:, HEIGHT_MAP])
     assert np.all(out["length"] > out["straight"])
 
 

@@ -14,7 +14,8 @@ from scenes import I3, Rx90, Ry90, T, poses
 
 import jaxwrap as jw
 
-SETTINGS = dict(curve_segment_accuracy=1e-13, smoothness_tolerance=1e-11, max_iterations=100)
+# The hints' wraps (Simbody's start): the scenes are built around them.
+SETTINGS = dict(curve_segment_accuracy=1e-13, smoothness_tolerance=1e-11, max_iterations=100, cold_start="hints")
 
 
 def analytic_scene():

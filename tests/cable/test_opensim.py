@@ -45,7 +45,8 @@ def cable_from(scenario, **settings):
     s = scenario["settings"]
     return cable.with_settings(
         algorithm=s["algorithm"], smoothness_tolerance=s["smoothness_tolerance"],
-        curve_segment_accuracy=s["curve_segment_accuracy"], max_iterations=s["max_iterations"], **settings,
+        curve_segment_accuracy=s["curve_segment_accuracy"], max_iterations=s["max_iterations"],
+        cold_start="hints", **settings,  # OpenSim's cold records start from the hints only
     )
 
 
@@ -69,6 +70,7 @@ def solved(request):
         frames = [path.curve_segment_frames(i) for i in range(cable.num_obstacles)]
         return dict(
             length=path.length, length_dot=path.length_dot(V), converged=path.converged, in_contact=path.in_contact,
+            not_taut=path.result == jw.RESULTS.not_taut,
             P=jnp.stack([f[0].translation for f in frames]), Q=jnp.stack([f[1].translation for f in frames]),
             R_P=jnp.stack([f[0].rotation for f in frames]),
             iterations=path.num_iterations,
@@ -80,7 +82,12 @@ def solved(request):
 def test_lengths_and_speeds_match_opensim(solved):
     scenario, out = solved
     configs = scenario["configurations"]
-    assert bool(jnp.all(out["converged"]))
+    if scenario is SCENARIOS["upstream_simple_cable"]:
+        # Smooth, as OpenSim says, but not taut: the straight lines between the neighbours of
+        # the ellipsoid and the second torus miss them (test_upstream.test_simple_cable_lengths).
+        assert bool(jnp.all(out["not_taut"]))
+    else:
+        assert bool(jnp.all(out["converged"]))
     np.testing.assert_allclose(out["length"], [c["length"] for c in configs], atol=1e-8, rtol=0)
     # Both paths are converged to smoothness 1e-5 rad: line directions, and with them the
     # lengthening speed, agree to about that times the end-point speeds (~1 m/s).

@@ -22,7 +22,8 @@ COS45 = SIN45 = np.sqrt(0.5)
 
 
 def solve(cable, body_poses):
-    return jax.jit(lambda p: cable.solve(p))(body_poses)
+    """Simbody's start (the contact hints only): these tests replay Simbody's own."""
+    return jax.jit(jw.solve_cable)(cable.with_settings(cold_start="hints"), body_poses)
 
 
 # ------------------------------------------------------------------------ testSimpleCable
@@ -35,10 +36,24 @@ def simple():
 def test_simple_cable_lengths(simple):
     cable, _, path = simple
     assert cable.num_obstacles == 4 and cable.num_via_points == 0
-    assert bool(path.converged) and float(path.smoothness) <= 1e-7
+    # Simbody's criterion (smooth) holds; jaxwrap's stricter one does not: the straight line
+    # between the neighbours of the ellipsoid (1) and of the second torus (2) misses them, so
+    # lifting either curve off shortens the path (docs/cable.md#results).
+    assert float(path.smoothness) <= 1e-7 and path.result == jw.RESULTS.not_taut
     arcs = [float(path.curve_segment_arc_length(i)) for i in range(4)]
     np.testing.assert_allclose(arcs, np.pi / 2 * np.array([1, 1, 1.5, 2]), atol=1e-5)
     np.testing.assert_allclose(float(path.length), 15 + 5.5 * np.pi / 2, atol=1e-5)
+    lines, t = path.evaluation.lines, jnp.linspace(0.0, 1.0, 4001)[:, None]
+    for i, misses in enumerate([False, True, True, False]):
+        a, b = (path.scene.X_GS[i].inverse().apply(x[i]) for x in (lines.prev_point, lines.next_point))
+        depth = jnp.max(jax.vmap(cable.obstacles[i].surface.implicit)(a + t * (b - a)))
+        assert bool(depth < 0) == misses, i
+
+
+def test_simple_cable_default_start_finds_a_shorter_taut_path(simple):
+    cable, body_poses, path = simple
+    best = jax.jit(jw.solve_cable)(cable.with_settings(cold_start="candidates"), body_poses)
+    assert bool(best.converged) and float(best.length) < float(path.length) - 1.0
 
 
 def _frame(t, n):

@@ -29,7 +29,7 @@ class Case:
     def __init__(self, name: str):
         data = np.load(REFERENCE / f"kinematics_{name}.npz")
         self.data = data
-        self.model = jw.RobotModel.from_urdf(
+        self.model = jw.load_urdf(
             str(REFERENCE / "robots" / str(data["urdf"])), floating_base=bool(data["floating_base"])
         )
         self.links = [str(link) for link in data["links"]]

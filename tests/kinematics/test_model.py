@@ -21,7 +21,7 @@ ROBOTS = pathlib.Path(__file__).parents[1] / "reference" / "robots"
 @pytest.fixture(scope="module")
 def all_joints():
     """Branching tree with floating, prismatic, continuous, revolute, fixed and planar joints."""
-    return jw.RobotModel.from_urdf(str(ROBOTS / "all_joints.urdf"), floating_base=True)
+    return jw.load_urdf(str(ROBOTS / "all_joints.urdf"), floating_base=True)
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +192,7 @@ def test_vmap_over_model_parameters():
 
 def test_float32_model():
     with jax.enable_x64(False):
-        model = jw.RobotModel.from_urdf(str(ROBOTS / "all_joints.urdf"), floating_base=True)
+        model = jw.load_urdf(str(ROBOTS / "all_joints.urdf"), floating_base=True)
         assert model.joint_axes.dtype == jnp.float32
         q = model.random_configuration(jax.random.PRNGKey(0))
         assert q.dtype == jnp.float32
@@ -235,12 +235,12 @@ def _joint(name, kind, parent, child, extra=""):
 )
 def test_bad_urdf_raises_naming_the_element(xml, message):
     with pytest.raises(ValueError, match=message):
-        jw.RobotModel.from_urdf(xml)
+        jw.load_urdf(xml)
 
 
 def test_missing_file_raises():
     with pytest.raises(ValueError, match="does not exist"):
-        jw.RobotModel.from_urdf("/nonexistent/robot.urdf")
+        jw.load_urdf("/nonexistent/robot.urdf")
 
 
 def test_wrong_configuration_length_raises_at_trace_time(all_joints):

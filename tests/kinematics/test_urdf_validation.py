@@ -151,14 +151,14 @@ BAD = [
 @pytest.mark.parametrize("xml, message", [case[1:] for case in BAD], ids=[case[0] for case in BAD])
 def test_bad_urdf_message_names_label_element_attribute_and_expectation(xml, message):
     with pytest.raises(ValueError, match="^" + re.escape(S + message) + "$"):
-        jw.RobotModel.from_urdf(xml)
+        jw.load_urdf(xml)
 
 
 def test_message_names_the_file(tmp_path):
     path = tmp_path / "arm.urdf"
     path.write_text(_arm('<origin xyz="1 2"/>'))
     with pytest.raises(ValueError, match=re.escape(f"""{path}: joint 'elbow': <origin xyz="1 2">: xyz has 2 values""")):
-        jw.RobotModel.from_urdf(str(path))
+        jw.load_urdf(str(path))
 
 
 def test_validate_urdf_directly_uses_the_given_label():
@@ -186,7 +186,7 @@ def test_validate_urdf_directly_uses_the_given_label():
     ids=["triangle-violated", "rank-1", "rounding-negative", "all-zero", "zero-axis-fixed", "number-formats", "limit-partial", "limit-zero"],
 )
 def test_acceptable_urdf_loads(xml):
-    jw.RobotModel.from_urdf(xml, floating_base=True)
+    jw.load_urdf(xml, floating_base=True)
 
 
 @pytest.mark.parametrize(
@@ -196,7 +196,7 @@ def test_acceptable_urdf_loads(xml):
 )
 def test_reference_robots_load(path):
     validate_urdf(ET.parse(path).getroot(), str(path))
-    model = jw.RobotModel.from_urdf(str(path))
+    model = jw.load_urdf(str(path))
     assert model.nq > 0
 
 

@@ -1,0 +1,146 @@
+"""Random configurations with uniformly random obstacle rotations (issue 9's class: the hint
+turns with the obstacle): how often each cold start reaches the shortest path, and that no
+path reported successful is longer than the shortest genuine candidate.
+
+    python benchmarks/cable_trust.py [--num 100000] [--chunk 2048]
+
+For every surface kind (sphere, cylinder, ellipsoid, torus) and a chain (sphere and
+cylinder, a via point, then an ellipsoid), each configuration puts every obstacle at a
+uniformly random rotation (a normalised Gaussian quaternion) near the origin, with the
+contact hint fixed in the surface frame, and the end points at random on a shell around
+it. Each is solved with the default candidate start and with Simbody's hint-only start;
+every candidate is also solved on its own. Printed per scenario: the success rate of both
+starts, the fraction of hint-only solves that reach the shortest genuine candidate, the
+number of successful paths longer than that (must be 0) and of NaN lengths (must be 0).
+tests/cable/test_random_rotations.py runs the same check at a reduced size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import time
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+
+import jaxwrap as jw  # noqa: E402
+from jaxwrap._cable._candidates import candidate_states  # noqa: E402
+from jaxwrap._cable._faults import leg_faults  # noqa: E402
+from jaxwrap._cable._geometry import evaluate, total_length  # noqa: E402
+from jaxwrap._cable._solver import run_solver  # noqa: E402
+from jaxwrap._cable._state import build_scene  # noqa: E402
+
+KINDS = ("sphere", "cylinder", "ellipsoid", "torus", "chain")
+SURFACES = {
+    "sphere": (jw.Sphere(0.4), [0.0, 0.4, 0.0]),
+    "cylinder": (jw.Cylinder(0.3), [0.0, 0.3, 0.0]),
+    "ellipsoid": (jw.Ellipsoid(jnp.array([0.5, 0.3, 0.4])), [0.0, 0.3, 0.0]),
+    "torus": (jw.Torus(0.4, 0.15), [0.55, 0.0, 0.0]),
+}
+CHAIN = (
+    ("sphere", [-0.9, 0.0, 0.0]),
+    ("cylinder", [-0.2, 0.1, 0.0]),
+    ("via", [0.3, 0.6, 0.0]),
+    ("ellipsoid", [0.9, 0.0, 0.1]),
+)
+
+
+def cable(kind: str, **settings) -> jw.CableSpan:
+    """Bodies: 0 ground (end points, via point), 1.. one free body per obstacle."""
+    c = jw.CableSpan(0, [-2.0, 0.0, 0.0], 0, [2.0, 0.0, 0.0])
+    elements = CHAIN if kind == "chain" else ((kind, [0.0, 0.0, 0.0]),)
+    body = 1
+    for name, where in elements:
+        if name == "via":
+            c = c.add_via_point(0, where)
+        else:
+            surface, hint = SURFACES[name]
+            c = c.add_obstacle(body, jw.Transform.identity(), surface, contact_hint=hint)
+            body += 1
+    return c.with_settings(**settings)
+
+
+def configuration(kind: str, key):
+    """Body poses (random SO(3) rotations at the nominal places) and end points."""
+    elements = CHAIN if kind == "chain" else ((kind, [0.0, 0.0, 0.0]),)
+    places = [jnp.asarray(w) for name, w in elements if name != "via"]
+    k_rot, k_pos, k_end = jax.random.split(key, 3)
+    quaternions = jax.random.normal(k_rot, (len(places), 4))
+    rotations = jax.vmap(lambda q: jw.Transform.from_quaternion(q / jnp.linalg.norm(q)).rotation)(quaternions)
+    positions = jnp.stack(places) + 0.05 * jax.random.normal(k_pos, (len(places), 3))
+    poses = jw.Transform(
+        jnp.concatenate([jnp.eye(3)[None], rotations]), jnp.concatenate([jnp.zeros((1, 3)), positions])
+    )
+    ends = jax.random.normal(k_end, (2, 3))
+    ends = (
+        ends / jnp.linalg.norm(ends, axis=-1, keepdims=True) * jax.random.uniform(k_end, (2, 1), minval=1.2, maxval=2.0)
+    )
+    ends = ends.at[0, 0].set(-jnp.abs(ends[0, 0]) - 0.8).at[1, 0].set(jnp.abs(ends[1, 0]) + 0.8)
+    return poses, ends
+
+
+def _with_ends(c, ends):
+    return jw.CableSpan(0, ends[0], 0, ends[1], c.obstacles, c.via_points, c.elements, c.settings)
+
+
+def check(kind: str, num: int, chunk: int = 2048, seed: int = 0) -> dict:
+    base = cable(kind, smoothness_tolerance=1e-9, max_iterations=100)
+    hints_only = base.with_settings(cold_start="hints")
+
+    @jax.jit
+    @functools.partial(jax.vmap, in_axes=(None, None, 0))
+    def run(c, c_hints, key):
+        poses, ends = configuration(kind, key)
+        c, c_hints = _with_ends(c, ends), _with_ends(c_hints, ends)
+        best = jw.solve_cable(c, poses)
+        simbody = jw.solve_cable(c_hints, poses)
+        # Every candidate on its own: its total length if every leg is genuine.
+        scene = build_scene(c, poses)
+        carries = jax.vmap(run_solver, in_axes=(None, None, 0))(c, scene, candidate_states(c, scene))
+
+        def genuine_length(carry):
+            ev = evaluate(c, scene, carry.state)
+            ok = ~jnp.any(leg_faults(c, scene, carry))
+            return jnp.where(ok, total_length(ev.curves, ev.neighbours, ev.lines), jnp.inf)
+
+        shortest = jnp.min(jax.vmap(genuine_length)(carries))
+        return best.length, best.converged, simbody.length, simbody.converged, shortest
+
+    totals = dict(success=0, success_hints=0, hints_shortest=0, longer=0, nan=0, num=num)
+    start = time.perf_counter()
+    for offset in range(0, num, chunk):
+        size = min(chunk, num - offset)
+        keys = jax.random.split(jax.random.PRNGKey(seed + offset), chunk)
+        L, ok, L_hints, ok_hints, shortest = (x[:size] for x in run(base, hints_only, keys))
+        totals["success"] += int(jnp.sum(ok))
+        totals["success_hints"] += int(jnp.sum(ok_hints))
+        totals["hints_shortest"] += int(jnp.sum(ok_hints & (L_hints <= shortest * (1 + 1e-9))))
+        totals["longer"] += int(jnp.sum(ok & (L > shortest * (1 + 1e-9))))
+        totals["nan"] += int(jnp.sum(~jnp.isfinite(L)))
+    totals["seconds"] = time.perf_counter() - start
+    return totals
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--num", type=int, default=100_000)
+    parser.add_argument("--chunk", type=int, default=2048)
+    parser.add_argument("--kinds", nargs="*", default=list(KINDS))
+    args = parser.parse_args()
+    print(f"{args.num} random configurations per scenario, random SO(3) obstacle rotations, tolerance 1e-9")
+    print(f"{'scenario':<10} {'candidates ok':>14} {'hints ok':>9} {'hints shortest':>15} {'longer':>7} {'NaN':>4}")
+    for kind in args.kinds:
+        r = check(kind, args.num, args.chunk)
+        n = r["num"]
+        print(
+            f"{kind:<10} {100 * r['success'] / n:13.3f}% {100 * r['success_hints'] / n:8.3f}% "
+            f"{100 * r['hints_shortest'] / n:14.3f}% {r['longer']:7d} {r['nan']:4d}   ({r['seconds']:.0f} s)"
+        )
+
+
+if __name__ == "__main__":
+    main()

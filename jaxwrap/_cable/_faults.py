@@ -1,0 +1,72 @@
+"""What makes a path that looks converged a wrong one (docs/cable.md#results).
+
+The smoothness measure sees only the sideways components of the straight lines at each
+curve's ends. A path can be smooth in that sense and still not be the taut cable: a
+contact point can slide away along an unbounded surface, a curve can overshoot so that a
+line comes back along it, a curve can bend away from its surface, or hold on to an
+obstacle the straight line would not even touch. These checks turn such paths into
+failures (`RESULTS.diverged`, `RESULTS.not_taut`) instead of answers.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+from jaxtyping import Array, Bool
+
+from ._definition import AbstractCableSpan
+from ._geometry import Evaluation, evaluate, total_length
+from ._solver import SolverCarry
+from ._state import Scene
+
+
+def path_faults(
+    cable: AbstractCableSpan, scene: Scene, evaluation: Evaluation
+) -> tuple[Bool[Array, " n"], Bool[Array, " n"]]:
+    """(runaway, slack) per obstacle: whether a converged-looking path is no genuine taut
+    solution there (docs/cable.md#results).
+
+    *Runaway*: a contact point outside the ball that holds every end and via point and
+    every obstacle (its frame origin plus its `extent`), where no taut path goes (e.g. a
+    contact point sliding off along a cylinder's axis), or a curve winding more than
+    ``max_winding``. *Slack*: a curve in contact where lifting it off would shorten the
+    path: a line leaves its end backwards (the path doubles back), its tangent bends away
+    from the surface (normal curvature of the wrong sign), or the straight line between
+    its neighbours misses the obstacle altogether.
+    """
+    c, lines, active = evaluation.curves, evaluation.lines, evaluation.neighbours.active
+    dtype = scene.origin.dtype
+    fixed = jnp.concatenate([scene.leg_start, scene.leg_end[-1:]])
+    centres = scene.X_GS.translation
+    extents = jnp.stack([o.surface.extent().astype(dtype) for o in cable.obstacles])
+    centre = jnp.mean(jnp.concatenate([fixed, centres]), axis=0)
+    radius = jnp.maximum(
+        jnp.max(jnp.linalg.norm(fixed - centre, axis=-1)), jnp.max(jnp.linalg.norm(centres - centre, axis=-1) + extents)
+    )
+    margin = radius * (1 + 1e3 * jnp.finfo(dtype).eps) + jnp.finfo(dtype).tiny
+    outside = (jnp.linalg.norm(c.P - centre, axis=-1) > margin) | (jnp.linalg.norm(c.Q - centre, axis=-1) > margin)
+    kappa = jnp.stack([c.kappa_P[:, 0], c.kappa_Q[:, 0]], axis=-1)
+    winding = c.arc_length * jnp.max(jnp.abs(kappa), axis=-1)
+    runaway = active & (outside | (winding > cable.settings.max_winding))
+
+    t_P, t_Q = c.R_GP[..., :, 0], c.R_GQ[..., :, 0]
+    backwards = (jnp.sum(lines.e_in * t_P, -1) < 0) | (jnp.sum(lines.e_out * t_Q, -1) < 0)
+    # CableSpan's sign: dt/ds = κ n, so a curve pressing on the surface has κ <= 0.
+    bends_away = (c.arc_length > 0) & jnp.any(kappa * radius > jnp.sqrt(jnp.finfo(dtype).eps), axis=-1)
+    misses = []
+    for i, obstacle in enumerate(cable.obstacles):
+        X_SG = scene.X_GS[i].inverse()
+        a, b = X_SG.apply(lines.prev_point[i]), X_SG.apply(lines.next_point[i])
+        search = obstacle.surface.nearest_point_on_line(a, b, 0.5 * (a + b), cable.settings.touchdown)
+        misses.append(search.converged & ~search.below)
+    slack = active & (backwards | bends_away | jnp.stack(misses))
+    return runaway, slack
+
+
+def leg_faults(cable: AbstractCableSpan, scene: Scene, carry: SolverCarry) -> Bool[Array, " legs"]:
+    """Per leg, whether the solved leg is anything but a genuine taut solution."""
+    ev = evaluate(cable, scene, carry.state)
+    runaway, slack = path_faults(cable, scene, ev)
+    bad = runaway | slack | carry.inside | carry.geodesic_failed
+    rough = ~(carry.smoothness <= cable.settings.smoothness_tolerance)  # NaN is rough too
+    nonfinite = ~jnp.isfinite(total_length(ev.curves, ev.neighbours, ev.lines))
+    return rough | nonfinite | jnp.stack([jnp.any(bad[jnp.array(obs, int)]) for obs in cable.legs()])
