@@ -23,6 +23,8 @@ from ._path import CablePath
 from ._solve import solve_cable
 from ._state import CurveState
 
+_compiled_solve = eqx.filter_jit(solve_cable)
+
 
 def _body(value, what: str) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
@@ -141,8 +143,9 @@ class CableSpan(AbstractCableSpan):
     def check(self, body_poses: Transform, warm_start: CablePath | CurveState | None = None) -> CablePath:
         """Solve, then raise `ValueError` (outside `jit`) with the result's message and the
         details (which obstacle, what smoothness) unless the solve is successful; returns
-        the path otherwise. Inside `jit` use ``jw.solve_cable(..., throw=True)``."""
-        path = solve_cable(self, body_poses, warm_start=warm_start)
+        the path otherwise. Inside `jit` use ``jw.solve_cable(..., throw=True)``. The solve
+        itself is compiled (`eqx.filter_jit`): op-by-op it would take minutes."""
+        path = _compiled_solve(self, body_poses, warm_start=warm_start)
         if bool(path.converged):
             return path
         message = RESULTS[path.result]
