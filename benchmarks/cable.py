@@ -18,8 +18,8 @@ smoothness 1e-5, accuracy 1e-10, 50 iterations).
 
 Times are medians over repeats, per path (jaxwrap: batch time / batch size). ratio =
 OpenSim time per evaluation / jaxwrap time per path (> 1: jaxwrap faster per path).
-A second table compares jaxwrap's default cold start (``cold_start="candidates"``: the
-hints and 2 + 2n other starts in parallel, the shortest genuine path kept) with the
+A second table compares jaxwrap's default cold start (``cold_start="candidates"``: a
+few starts in parallel, the shortest genuine path kept; docs/cable.md#cold-start-candidates) with the
 hint-only one: time per path, the cost ratio, and the fraction of configurations where
 each reached the shorter of the two paths. ``--robustness N`` also solves N random
 configurations per scenario (cold and warm) and prints converged fractions and NaN counts.

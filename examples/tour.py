@@ -55,8 +55,9 @@ r = jax.jit(jw.moment_arms)(model, cable, q)  # -dL/dq by implicit differentiati
 print(f"moment arm {float(r[0]) * 1e3:.3f} mm")
 
 # A moment-arm curve: every angle solved cold in one jit(vmap) call, no hint tuning (the
-# default cold start tries the hints, the lifted path and both sides of every obstacle,
-# and keeps the shortest taut path; a path flagged converged is a genuine taut one).
+# default cold start solves a few starts in parallel, the lifted path and starts beside
+# each obstacle, and keeps the shortest taut path; a path flagged converged is a genuine
+# taut one).
 angles = jnp.linspace(0.0, 1.8, 7)
 arms = jax.jit(jax.vmap(lambda m, c, a: jw.moment_arms(m, c, a[None])[0], in_axes=(None, None, 0)))(
     model, cable, angles

@@ -52,8 +52,9 @@ class CableSettings(eqx.Module):
     - `step_limit_by_magnitude`: limit with ``|c|`` instead of Simbody's signed
       correction (static; docs/cable.md#step-limiter).
     - `touchdown`: the `TouchdownSearch` settings.
-    - `cold_start`: without a warm start, ``"candidates"`` (default) solves the hints and
-      a few other starts in parallel and keeps the shortest genuine path
+    - `cold_start`: without a warm start, ``"candidates"`` (default) solves a few starts in
+      parallel (the lifted path, starts beside each obstacle) and keeps the shortest
+      genuine path
       (docs/cable.md#cold-start-candidates); ``"hints"`` starts from the contact hints
       only, as Simbody does (static).
     - `max_winding`: the largest turn (rad) of a curve's tangent, estimated as

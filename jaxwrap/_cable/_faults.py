@@ -11,10 +11,10 @@ failures (`RESULTS.diverged`, `RESULTS.not_taut`) instead of answers.
 from __future__ import annotations
 
 import jax.numpy as jnp
-from jaxtyping import Array, Bool
+from jaxtyping import Array, Bool, Float
 
 from ._definition import AbstractCableSpan
-from ._geometry import Evaluation, evaluate, total_length
+from ._geometry import Evaluation, evaluate
 from ._solver import SolverCarry
 from ._state import Scene
 
@@ -62,11 +62,20 @@ def path_faults(
     return runaway, slack
 
 
-def leg_faults(cable: AbstractCableSpan, scene: Scene, carry: SolverCarry) -> Bool[Array, " legs"]:
-    """Per leg, whether the solved leg is anything but a genuine taut solution."""
+def leg_scores(
+    cable: AbstractCableSpan, scene: Scene, carry: SolverCarry
+) -> tuple[Float[Array, " legs"], Bool[Array, " legs"]]:
+    """Per leg of a solved carry: its length, and whether it is a genuine taut solution
+    (smooth, finite, no neighbour point inside, no failed geodesic, no fault above)."""
     ev = evaluate(cable, scene, carry.state)
     runaway, slack = path_faults(cable, scene, ev)
     bad = runaway | slack | carry.inside | carry.geodesic_failed
+    per_obstacle = jnp.where(ev.neighbours.active, ev.lines.l_in + ev.curves.arc_length, 0.0)
+    lengths, faulty = [], []
+    for leg, obs in enumerate(cable.legs()):
+        idx = jnp.array(obs, int)
+        lengths.append(jnp.sum(per_obstacle[idx]) + ev.lines.l_last[leg])
+        faulty.append(jnp.any(bad[idx]))
+    lengths = jnp.stack(lengths)
     rough = ~(carry.smoothness <= cable.settings.smoothness_tolerance)  # NaN is rough too
-    nonfinite = ~jnp.isfinite(total_length(ev.curves, ev.neighbours, ev.lines))
-    return rough | nonfinite | jnp.stack([jnp.any(bad[jnp.array(obs, int)]) for obs in cable.legs()])
+    return lengths, ~rough & ~jnp.stack(faulty) & jnp.isfinite(lengths)

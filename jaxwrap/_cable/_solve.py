@@ -36,7 +36,7 @@ from .._misc import all_finite
 from .._results import RESULTS, first_failure
 from .._spatial import Transform
 from .._surfaces import AbstractSurface, Geodesic, GeodesicIntegrator
-from ._candidates import candidate_states, choose
+from ._candidates import solve_candidates
 from ._definition import AbstractCableSpan
 from ._faults import path_faults
 from ._geometry import evaluate, path_error_jacobian, total_length, variations
@@ -158,9 +158,7 @@ def solve_cable(
     if warm_start is not None and cable.settings.use_warm_start:
         carry = run_solver(fixed_cable, scene_nodiff, _warm_state(cable, warm_start))
     elif cable.settings.cold_start == "candidates" and cable.obstacles:
-        starts = candidate_states(fixed_cable, scene_nodiff)
-        carries = jax.vmap(run_solver, in_axes=(None, None, 0))(fixed_cable, scene_nodiff, starts)
-        carry = choose(fixed_cable, scene_nodiff, carries)
+        carry = solve_candidates(fixed_cable, scene_nodiff)
     else:
         carry = run_solver(fixed_cable, scene_nodiff, initial_state(fixed_cable, scene_nodiff))
 

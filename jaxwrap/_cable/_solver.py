@@ -214,8 +214,12 @@ class SolverCarry(eqx.Module):
     geodesic_failed: Bool[Array, " n"]
 
 
-def run_solver(cable: AbstractCableSpan, scene: Scene, state0: CurveState) -> SolverCarry:
-    """Iterate from `state0` until every leg is smooth or out of budget (no derivatives)."""
+def run_solver(
+    cable: AbstractCableSpan, scene: Scene, state0: CurveState, frozen: Bool[Array, " legs"] | None = None
+) -> SolverCarry:
+    """Iterate from `state0` until every leg is smooth or out of budget (no derivatives).
+    Legs marked `frozen` are left as they are (no iterations; a loop with every leg frozen
+    runs no iteration at all, also under `vmap` when every lane is)."""
     n = cable.num_obstacles
     leg_of = jnp.array(cable.leg_of_obstacle(), int).reshape(n)
     num_legs = len(cable.legs())
@@ -249,7 +253,7 @@ def run_solver(cable: AbstractCableSpan, scene: Scene, state0: CurveState) -> So
     carry0 = SolverCarry(
         state0,
         jnp.zeros(num_legs, jnp.int32),
-        jnp.zeros(num_legs, bool),
+        jnp.zeros(num_legs, bool) if frozen is None else frozen,
         jnp.zeros(num_legs, dtype),
         jnp.zeros(n, bool),
         jnp.zeros(n, bool),

@@ -45,6 +45,10 @@ from scenes import I3, Rx90, Ry90, Rz90, T, darboux_reference
 import jaxwrap as jw
 from jaxwrap._cable._state import build_scene, initial_state
 
+# One worker runs the whole module, so its module-scoped solves are computed once.
+pytestmark = pytest.mark.xdist_group("test_all_surface_kinds")
+
+
 GRID = 2 * np.array([-2.0, -1.0, 1.0, 2.0])
 HEIGHTS = 0.75 * np.array([[2, 3, 3, 1], [0, 1.5, 1.5, 0], [0, 1.5, 1.5, 0], [2, 3, 3, 1]])
 ORIGIN, VIA, TERMINATION = np.array([-8, 0.1, 0.0]), np.array([0, 0.9, 0.5]), np.array([20, 1, -1.0])

@@ -20,6 +20,10 @@ import jaxwrap as jw
 sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "benchmarks"))
 from cable_scenarios import surface_from_spec  # noqa: E402
 
+# One worker runs the whole module, so its module-scoped solves are computed once.
+pytestmark = pytest.mark.xdist_group("test_opensim")
+
+
 FIXTURE = pathlib.Path(__file__).parents[1] / "reference" / "cable_opensim.json"
 DATA = json.loads(FIXTURE.read_text())
 SCENARIOS = {s["name"]: s for s in DATA["scenarios"]}

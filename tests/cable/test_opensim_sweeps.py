@@ -22,6 +22,10 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "benchmarks"))
 import cable_sweeps as cs  # noqa: E402
 
+# One worker runs the whole module, so its module-scoped solves are computed once.
+pytestmark = pytest.mark.xdist_group("test_opensim_sweeps")
+
+
 SWEEPS = cs.load()
 
 

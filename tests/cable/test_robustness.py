@@ -1,5 +1,5 @@
 """Robustness and batching on the benchmark scenarios (benchmarks/cable_scenarios.py):
-2,000 random configurations per scenario, cold and warm, with the default algorithm and
+1,000 random configurations per scenario, cold and warm, with the default algorithm and
 cold start (``python benchmarks/cable.py --robustness 10000`` runs the full size);
 analytic shortest lengths on the sphere and the cylinder; vmap equals a loop; float32."""
 
@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "benchmarks"))
 import cable_scenarios as scenarios  # noqa: E402
 
-NUM = 2_000
+NUM = 1_000
 CHUNK = 1_000
 
 

@@ -190,3 +190,21 @@ def test_cold_sweeps_on_a_moving_obstacle_reach_the_closed_form_shortest_wrap(ki
     radius = 0.4 if kind == "sphere" else 0.3
     exact = np.array([[shortest(a, b, radius) for a, b in np.asarray(e)] for e in ends])
     np.testing.assert_allclose(lengths, exact, rtol=1e-9)
+
+
+def test_the_fallback_round_finds_the_path_where_the_lifted_and_near_starts_stall():
+    """A randomly turned cylinder (configuration 71 of benchmarks/cable_trust.py's cylinder
+    class, key split(PRNGKey(7), 256)[71]) where the lifted and near-side starts both stall
+    at smoothness 0.97 after 100 iterations: the fallback round (hint, far side) converges
+    to the shortest path over the broader reference set of starts, 4.33154841."""
+    import pathlib
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "benchmarks"))
+    import cable_trust
+
+    base = cable_trust.cable("cylinder", smoothness_tolerance=1e-9, max_iterations=100)
+    poses, ends = cable_trust.configuration("cylinder", jax.random.split(jax.random.PRNGKey(7), 256)[71])
+    path = jax.jit(jw.solve_cable)(cable_trust._with_ends(base, ends), poses)
+    assert path.result == jw.RESULTS.successful
+    np.testing.assert_allclose(path.length, 4.33154841, rtol=1e-8)
