@@ -78,13 +78,12 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
 
 
 def _stack_slots(cable: AbstractCableSpan, scene: Scene, per_leg: list[list[dict]]) -> CurveState:
-    """Slot ``k`` holds the ``k``-th start of every leg (a leg with fewer repeats its first;
-    a leg with none starts lifted)."""
+    """Slot ``k`` holds the ``k``-th start of every leg (a leg with fewer repeats its first)."""
     slots = []
     for k in range(max(len(starts) for starts in per_leg)):
         hints: list[Array | None] = [None] * cable.num_obstacles
         for starts in per_leg:
-            for i, hint in (starts[k] if k < len(starts) else starts[0] if starts else {}).items():
+            for i, hint in (starts[k] if k < len(starts) else starts[0]).items():
                 hints[i] = hint
         slots.append(initial_state(cable, scene, hints))
     return jax.tree.map(lambda *leaves: jnp.stack(leaves), *slots)
@@ -130,8 +129,8 @@ def choose(
     # Keep slot 0's path when it is as short as the best within what the tolerance leaves
     # undetermined, so that sweeps do not hop between equal paths.
     slack = cable.settings.smoothness_tolerance**2 * jnp.abs(score[0])
-    keep_hints = genuine[0] & (score[0] <= jnp.min(score, axis=0) + slack)
-    pick: Int[Array, " legs"] = jnp.where(keep_hints | ~jnp.any(genuine, axis=0), 0, best)
+    keep_first = genuine[0] & (score[0] <= jnp.min(score, axis=0) + slack)
+    pick: Int[Array, " legs"] = jnp.where(keep_first | ~jnp.any(genuine, axis=0), 0, best)
 
     def per_leg(x: Array) -> Array:  # (K, legs, ...) -> (legs, ...)
         return x[pick, jnp.arange(num_legs)]
