@@ -1,39 +1,45 @@
-"""Cold starts that need no lucky hint: a few starts solved in parallel, the shortest
-genuine path kept per leg (docs/cable.md#cold-start-candidates).
+"""Cold starts that need no lucky hint: a few starts per leg, the shortest genuine path
+kept (docs/cable.md#cold-start-candidates).
 
 A cold solve from Simbody's contact hints ends on whichever stationary path is nearest
 the hints, which for an obstacle on a moving body can be the long way round, a path that
 clings to an obstacle it no longer needs, or no path at all. With
-``cold_start="candidates"`` (the default) the solver instead runs, under `vmap`, a few
-starts per leg in slots shared by all legs (legs are independent, so slot ``k`` holds
-the ``k``-th start of every leg; a leg with fewer starts repeats its first):
+``cold_start="candidates"`` (the default) each leg has a list of *first* starts, all
+solved, and a list of *fallback* starts, solved only while the leg has no genuine path
+yet:
 
-- a leg with one obstacle: the obstacle lifted (the cable touches down where its straight
-  line crosses, or stays straight) and a start on the near side of the straight line
-  (the line's point nearest the surface origin, pushed out to the surface); only where
-  neither is genuine, a fallback round solves the hint and the far side (the mirror
-  image of the near start);
-- a leg with ``m >= 2`` obstacles: the hints as given (Simbody's start), every obstacle
-  lifted, and for every obstacle a start on each side of the straight line (that
-  obstacle hinted there, the others lifted).
+- one sphere or cylinder: first the obstacle lifted (the cable touches down where its
+  straight line crosses, or stays straight); fallback, one at a time: the near side of
+  the straight line (its point nearest the surface origin, pushed out to the surface),
+  the contact hint, the far side (the mirror image of the near start);
+- one obstacle of any other kind (ellipsoid, torus, implicit, height map): first lifted
+  and near side; fallback hint and far side;
+- ``m >= 2`` obstacles: the hints as given (Simbody's start), every obstacle lifted, and
+  for every obstacle a start on each side of the straight line (that obstacle hinted
+  there, the others lifted); no fallback.
 
-So a cable whose legs hold one obstacle each costs two solves, plus two more only in a
-batch where some lane needs the fallback (a `while_loop` whose lanes are all finished
-runs no iteration). Which starts are needed was measured (docs/cable.md#cold-start-
-candidates). For each leg the shortest candidate whose leg is a genuine taut solution
-(`_faults.leg_scores`) is kept; the first slot wins ties (within the length the
-smoothness tolerance leaves undetermined) and is returned with its failure when no
-candidate is genuine, so the choice is deterministic. Warm starts bypass all of this and
-stay exact.
+Starts run in rounds of ``K`` slots (``K`` the longest first list), under `vmap` within
+a round and one `lax.scan` over rounds (the solver loop is compiled once). Legs are
+independent, so slot ``k`` of a round holds the ``k``-th start of every leg; a slot a leg
+does not use, and every slot of a leg that already has a genuine path, is frozen, and a
+`while_loop` whose lanes are all frozen runs no iteration: a batch where no lane needs a
+fallback pays one solve per sphere or cylinder leg. Which starts are needed, and in which
+order, was measured (docs/cable.md#cold-start-candidates). For each leg the shortest
+candidate whose leg is a genuine taut solution (`_faults.leg_scores`) is kept; the first
+slot wins ties (within the length the smoothness tolerance leaves undetermined) and is
+returned with its failure when no candidate is genuine, so the choice is deterministic.
+Warm starts bypass all of this and stay exact.
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
 from .._misc import safe_normalize
+from .._surfaces import Cylinder, Sphere
 from ._definition import AbstractCableSpan
 from ._faults import leg_scores
 from ._solver import SolverCarry, run_solver
@@ -59,17 +65,28 @@ def _side_hints(cable: AbstractCableSpan, scene: Scene, i: int) -> tuple[Array, 
     return direction * reach, -direction * reach
 
 
-def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[dict], list[dict]]:
-    """The first-round and fallback starts of one leg (obstacle index -> hint in S, None
-    for lifted); the first start of the first round is the one kept on ties."""
+# Surfaces on which a one-obstacle leg's lifted start, wherever it ends on a genuine path,
+# ends on the shortest one (measured: docs/cable.md#cold-start-candidates); the others
+# also solve the near side first.
+_LIFTED_SUFFICES = (Sphere, Cylinder)
+
+Start = dict  # obstacle index -> hint in S, None for lifted
+
+
+def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[Start], list[Start]]:
+    """The first starts (all solved) and the fallback starts (in order, only while none has
+    given a genuine path) of one leg; the first start is the one kept on ties."""
     obstacles = cable.legs()[leg]
+    if not obstacles:
+        return [{}], []
     if len(obstacles) == 1:
         (i,) = obstacles
         near, far = _side_hints(cable, scene, i)
-        return [{i: None}, {i: near}], [{i: cable.obstacles[i].contact_hint}, {i: far}]
-    if not obstacles:
-        return [{}], []
-    starts: list[dict[int, Array | None]] = [{i: cable.obstacles[i].contact_hint for i in obstacles}]
+        hint = cable.obstacles[i].contact_hint
+        if isinstance(cable.obstacles[i].surface, _LIFTED_SUFFICES):
+            return [{i: None}], [{i: near}, {i: hint}, {i: far}]
+        return [{i: None}, {i: near}], [{i: hint}, {i: far}]
+    starts: list[Start] = [{i: cable.obstacles[i].contact_hint for i in obstacles}]
     starts.append(dict.fromkeys(obstacles))
     for i in obstacles:
         for side in _side_hints(cable, scene, i):
@@ -77,43 +94,48 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
     return starts, []
 
 
-def _stack_slots(cable: AbstractCableSpan, scene: Scene, per_leg: list[list[dict]]) -> CurveState:
-    """Slot ``k`` holds the ``k``-th start of every leg (a leg with fewer repeats its first)."""
-    slots = []
-    for k in range(max(len(starts) for starts in per_leg)):
-        hints: list[Array | None] = [None] * cable.num_obstacles
-        for starts in per_leg:
-            for i, hint in (starts[k] if k < len(starts) else starts[0]).items():
-                hints[i] = hint
-        slots.append(initial_state(cable, scene, hints))
-    return jax.tree.map(lambda *leaves: jnp.stack(leaves), *slots)
+def _schedule(cable: AbstractCableSpan, scene: Scene) -> tuple[CurveState, np.ndarray]:
+    """Every start laid out in rounds of ``K`` slots: the states, shape ``(R, K, ...)``, and
+    the static mask ``(R, K, legs)`` of slots a leg does not use."""
+    plans = [_leg_starts(cable, scene, leg) for leg in range(len(cable.legs()))]
+    K = max(len(first) for first, _ in plans)
+    per_leg = [[first] + [fallback[j : j + K] for j in range(0, len(fallback), K)] for first, fallback in plans]
+    R = max(len(rounds) for rounds in per_leg)
+    unused = np.ones((R, K, len(plans)), bool)
+    states = []
+    for r in range(R):
+        for k in range(K):
+            hints: list[Array | None] = [None] * cable.num_obstacles
+            for leg, rounds in enumerate(per_leg):
+                used = r < len(rounds) and k < len(rounds[r])
+                unused[r, k, leg] = not used
+                # An unused slot still needs some state; it is frozen, never solved.
+                for i, hint in (rounds[r][k] if used else plans[leg][0][0]).items():
+                    hints[i] = hint
+            states.append(initial_state(cable, scene, hints))
+    stacked = jax.tree.map(lambda *leaves: jnp.stack(leaves).reshape(R, K, *leaves[0].shape), *states)
+    return stacked, unused
 
 
 def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
-    """The candidate cold start: the first round in parallel, the fallback round only on
-    legs the first left without a genuine path, then per leg the best (`choose`)."""
-    starts = [_leg_starts(cable, scene, leg) for leg in range(len(cable.legs()))]
-    first = _stack_slots(cable, scene, [s for s, _ in starts])
-    fallbacks = [bool(f) for _, f in starts]
-    has_fallback = jnp.array(fallbacks)
+    """The candidate cold start: the rounds of `_schedule` in turn, each leg frozen once it
+    has a genuine path, then per leg the best (`choose`)."""
+    states, unused = _schedule(cable, scene)
     score = jax.vmap(lambda c: leg_scores(cable, scene, c))
 
-    def solve_round(frozen, states):
-        carries = jax.vmap(run_solver, in_axes=(None, None, 0, None))(cable, scene, states, frozen)
+    def solve_round(found, inputs):
+        states, unused = inputs
+        frozen = found[None, :] | unused
+        carries = jax.vmap(run_solver, in_axes=(None, None, 0, 0))(cable, scene, states, frozen)
         lengths, genuine = score(carries)
         genuine = genuine & ~frozen
-        # Legs with a genuine path so far, and legs without fallback starts, stay frozen
-        # in the next round: when no lane of a batch needs it, its loop runs no iteration.
-        return frozen | jnp.any(genuine, axis=0) | ~has_fallback, (carries, lengths, genuine)
+        return found | jnp.any(genuine, axis=0), (carries, lengths, genuine)
 
-    frozen = jnp.zeros(len(starts), bool)
-    if not any(fallbacks):
-        _, (carries, lengths, genuine) = solve_round(frozen, first)
+    found = jnp.zeros(unused.shape[-1], bool)
+    if unused.shape[0] == 1:
+        _, (carries, lengths, genuine) = solve_round(found, jax.tree.map(lambda x: x[0], (states, unused)))
     else:
-        # Both rounds in one `scan`, so the solver loop is compiled once.
-        second = _stack_slots(cable, scene, [f or s for s, f in starts])
-        rounds = jax.tree.map(lambda a, b: jnp.stack([a, b]), first, second)
-        _, per_round = jax.lax.scan(solve_round, frozen, rounds)
+        _, per_round = jax.lax.scan(solve_round, found, (states, jnp.asarray(unused)))
         carries, lengths, genuine = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), per_round)
     return choose(cable, carries, lengths, genuine)
 
