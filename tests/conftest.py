@@ -12,11 +12,7 @@ Two things keep a long run on two workers healthy:
 - programs compiled once are shared through a persistent compilation cache in a fresh
   temporary folder for the run (both workers, and the example, notebook and demo
   subprocesses, which compile the same cable programs), so nothing carries over from one
-  run to the next;
-- XLA:CPU compiles at LLVM optimisation level 0 (``--xla_backend_optimization_level=0``,
-  added to any ``XLA_FLAGS`` already set): the suite is bound by compile time, and this
-  cut a compile-heavy test from 49 to 33 s and a random-rotation sweep from 41 to 36 s.
-  The asserted numbers are tolerances, not timings; benchmarks run at the default level.
+  run to the next.
 """
 
 import os
@@ -41,11 +37,6 @@ def _num_mappings() -> int:
 
 
 def pytest_configure(config):
-    # XLA reads its flags when the first computation starts its backend; the workers and
-    # subprocesses inherit them.
-    flags = os.environ.get("XLA_FLAGS", "")
-    if "xla_backend_optimization_level" not in flags:
-        os.environ["XLA_FLAGS"] = f"{flags} --xla_backend_optimization_level=0".strip()
     # In the controller (or a run without workers) only: the workers and subprocesses
     # inherit the variable, and JAX reads it when it is imported there.
     if hasattr(config, "workerinput") or "JAX_COMPILATION_CACHE_DIR" in os.environ:
