@@ -43,7 +43,7 @@ from .._surfaces import Cylinder, Sphere
 from ._definition import AbstractCableSpan
 from ._faults import leg_scores
 from ._solver import SolverCarry, run_solver
-from ._state import CurveState, Scene, initial_state
+from ._state import CurveState, Scene, initial_states, lifted_placeholder
 
 
 def _side_hints(cable: AbstractCableSpan, scene: Scene, i: int) -> tuple[Array, Array]:
@@ -102,18 +102,20 @@ def _schedule(cable: AbstractCableSpan, scene: Scene) -> tuple[CurveState, np.nd
     per_leg = [[first] + [fallback[j : j + K] for j in range(0, len(fallback), K)] for first, fallback in plans]
     R = max(len(rounds) for rounds in per_leg)
     unused = np.ones((R, K, len(plans)), bool)
-    states = []
+    n = cable.num_obstacles
+    hints: list[list[Array]] = [[] for _ in range(n)]  # per obstacle, one hint per slot
+    lifted = np.zeros((R * K, n), bool)
     for r in range(R):
         for k in range(K):
-            hints: list[Array | None] = [None] * cable.num_obstacles
             for leg, rounds in enumerate(per_leg):
                 used = r < len(rounds) and k < len(rounds[r])
                 unused[r, k, leg] = not used
                 # An unused slot still needs some state; it is frozen, never solved.
                 for i, hint in (rounds[r][k] if used else plans[leg][0][0]).items():
-                    hints[i] = hint
-            states.append(initial_state(cable, scene, hints))
-    stacked = jax.tree.map(lambda *leaves: jnp.stack(leaves).reshape(R, K, *leaves[0].shape), *states)
+                    lifted[r * K + k, i] = hint is None
+                    hints[i].append(lifted_placeholder(hint))
+    states = initial_states(cable, scene, [jnp.stack(h) for h in hints], lifted)
+    stacked = jax.tree.map(lambda x: x.reshape(R, K, *x.shape[1:]), states)
     return stacked, unused
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float, Int
 
 from .._spatial import Transform
@@ -65,20 +67,47 @@ def initial_state(
     on the surface (Simbody's `projectDownhillToNearestPoint`; status InitialGuess, shot at
     the raw hint in the first status update); the others start lifted.
     `hints` (one per obstacle, in S, None for lifted) replaces the cable's own."""
-    dtype = scene.origin.dtype
     hints = [o.contact_hint for o in cable.obstacles] if hints is None else list(hints)
-    geodesics, status = [], []
+    lifted = np.array([[h is None for h in hints]], bool).reshape(1, len(hints))
+    states = initial_states(cable, scene, [lifted_placeholder(h)[None] for h in hints], lifted)
+    return jax.tree.map(lambda x: x[0], states)
+
+
+def lifted_placeholder(hint: Float[Array, "3"] | None) -> Float[Array, "3"]:
+    """`hint`, or where it is None (a lifted start) a stand-in that `initial_states` ignores."""
+    return jnp.zeros(3) if hint is None else jnp.asarray(hint)
+
+
+def initial_states(
+    cable: AbstractCableSpan, scene: Scene, hints: Sequence[Float[Array, "S 3"]], lifted: np.ndarray
+) -> CurveState:
+    """`initial_state` for ``S`` starts at once (leading axis ``S``): ``hints[i]`` holds
+    obstacle ``i``'s hint of every start, ignored where the static mask ``lifted`` (S, n)
+    is set. Each obstacle's foot points and zero-length geodesics are computed by one
+    `vmap` over the starts, so the compiled program holds them once, not once per start."""
+    dtype = scene.origin.dtype
+    num = lifted.shape[0]
+    geodesics = []
     for i, obstacle in enumerate(cable.obstacles):
-        hint = hints[i]
+        surface = obstacle.surface
         # The start direction of the cable is a reasonable placeholder tangent.
         X_SG = scene.X_GS[i].inverse()
         d = X_SG.rotate(scene.termination - scene.origin)
-        # Simbody starts a hinted curve at projectDownhillToNearestPoint(hint), the
-        # orthogonal foot point; its neighbours see that point until it is first shot.
-        anchor = X_SG.apply(scene.origin) if hint is None else obstacle.surface.project_downhill(hint.astype(dtype))
-        geodesics.append(obstacle.surface.zero_length_geodesic(anchor, d))
-        status.append(INITIAL_GUESS if hint is not None else LIFTED)
+        lifted_anchor = jnp.broadcast_to(X_SG.apply(scene.origin), (num, 3))
+        if lifted[:, i].all():
+            anchor = lifted_anchor
+        else:
+            # Simbody starts a hinted curve at projectDownhillToNearestPoint(hint), the
+            # orthogonal foot point; its neighbours see that point until it is first shot.
+            foot = jax.vmap(surface.project_downhill)(hints[i].astype(dtype))
+            anchor = jnp.where(jnp.asarray(lifted[:, i])[:, None], lifted_anchor, foot)
+        geodesics.append(jax.vmap(surface.zero_length_geodesic, in_axes=(0, None))(anchor, d))
     n = len(cable.obstacles)
-    tracking = [jnp.zeros(3, dtype) if h is None else jnp.asarray(h, dtype) for h in hints]
-    tracking = jnp.stack(tracking) if n else jnp.zeros((0, 3), dtype)
-    return CurveState(tuple(geodesics), jnp.asarray(status, dtype=jnp.int32).reshape(n), tracking)
+    status = jnp.asarray(np.where(lifted, LIFTED, INITIAL_GUESS), dtype=jnp.int32).reshape(num, n)
+    if n:
+        stacked = jnp.stack([h.astype(dtype) for h in hints], axis=1)
+        tracking = jnp.where(jnp.asarray(lifted)[..., None], jnp.zeros((), dtype), stacked)
+    else:
+        tracking = jnp.zeros((num, 0, 3), dtype)
+    # Built under vmap: a CurveState's annotated shapes are those of one start.
+    return jax.vmap(CurveState)(tuple(geodesics), status, tracking)
