@@ -41,6 +41,7 @@ from ._kinematics import (
     neutral as neutral,
     random_configuration as random_configuration,
 )
+from . import modular as modular
 from ._results import RESULTS as RESULTS
 from ._spatial import (
     Transform as Transform,

@@ -33,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float, Int, PRNGKeyArray, Real
 
+from .._io._urdf import read_urdf
 from .._misc import as_float_array, unskew
 from .._spatial import Transform
 from ._joints import JOINT_KINDS, rotation_about_axis
@@ -77,6 +78,12 @@ class RobotModel(eqx.Module):
     def from_spec(cls, spec: ModelSpec) -> RobotModel:
         """Freeze a validated `ModelSpec` (what `RobotModelBuilder` and the URDF reader make)."""
         return cls(**spec.assemble())
+
+    @classmethod
+    def from_urdf(cls, path_or_xml: str, floating_base: bool = False) -> RobotModel:
+        """Load from a URDF path or XML string; the same as `jaxwrap.load_urdf`, whose
+        docstring gives the conventions."""
+        return cls.from_spec(read_urdf(path_or_xml, floating_base=floating_base))
 
     # ------------------------------------------------------------------ structure
     @property
