@@ -177,6 +177,98 @@ def _plot_cable_demo(model, angles, result, path, out) -> None:
     print(f"plot written to {path}", file=out)
 
 
+def run_design_demo(
+    num_starts: int = 8, num_steps: int = 1500, plot: str | None = "jaxwrap_design.png", seed: int = 0, out=None
+) -> dict:
+    """Design search on the 3-joint reaching arm (``jaxwrap.modular._reach_example``): link
+    lengths, tube diameters and base footprint from ``num_starts`` random starts at once,
+    with a progress bar; prints every start's result and writes a PNG (loss history, the
+    arm before and after)."""
+    import jax
+    import numpy as np
+
+    from jaxwrap import modular as M
+    from jaxwrap.modular import _reach_example as ex
+
+    out = out or sys.stdout
+    config, data = ex.reach_arm(), ex.reach_data()
+    space = ex.reach_space(config)
+    z0, q0 = ex.random_starts(space, jax.random.PRNGKey(seed), num_starts)
+    print(
+        f"design search: {space.size} design variables ({', '.join(f'{m}.{n}' for m, n in space.variables)}), "
+        f"{len(ex.TARGETS)} targets x 3 joint angles, {num_starts} random starts, {num_steps} Adam steps",
+        file=out,
+    )
+    start = time.perf_counter()
+    result = M.design_search(ex.reach_loss, space, config, z0, q0, data, num_steps=num_steps, steps_per_call=100)
+    elapsed = time.perf_counter() - start
+    metrics = jax.jit(jax.vmap(lambda z, q: ex.task_metrics(space.apply(config, z), q)))(result.z, result.aux)
+    err = np.linalg.norm(np.asarray(metrics["tip"]) - np.asarray(data["targets"]), axis=-1)
+    print(f"compile + run: {elapsed:.1f} s", file=out)
+    print(" start    loss  max reach err [mm]  min energy [J]  max deflection [mm]  mass [kg]", file=out)
+    for k in range(num_starts):
+        print(
+            f"{k:6d} {float(result.loss[k]):7.3f} {1e3 * err[k].max():19.3f} {float(metrics['energy'][k].min()):15.2f}"
+            f" {1e3 * float(metrics['deflection'][k].max()):20.3f} {float(metrics['mass'][k]):10.2f}",
+            file=out,
+        )
+    best = int(result.best)
+    values = np.asarray(space.values(result.z[best]))
+    print(
+        f"best start {best}: " + ", ".join(f"{m}.{n} = {v:.4f}" for (m, n), v in zip(space.variables, values)), file=out
+    )
+    if plot:
+        _plot_design_demo(M, ex, space, config, z0[best], q0[best], result, best, data, plot, out)
+    return {"result": result, "metrics": metrics, "reach_error": err, "space": space, "config": config}
+
+
+def _plot_design_demo(M, ex, space, config, z_start, q_start, result, best, data, path, out) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib is not installed: no plot written)", file=out)
+        return
+    import numpy as np
+
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.8))
+    history = np.asarray(result.history)
+    for k in range(history.shape[0]):
+        ax.semilogy(history[k], lw=2.0 if k == best else 0.8, color="C3" if k == best else "gray")
+    ax.set_xlabel("Adam step")
+    ax.set_ylabel("loss")
+    ax.set_title("design search, every start (best in red)")
+    ax.grid(True, which="both", alpha=0.3)
+    targets = np.asarray(data["targets"])
+    for z, qs, style, label in [(z_start, q_start, "--", "start"), (result.z[best], result.aux[best], "-", "found")]:
+        design = space.apply(config, z)
+        p = design.params["base"]
+        a, b = float(p["footprint_length"]) / 2, float(p["footprint_width"]) / 2
+        ax2.plot([a, a, -a, -a, a], [-b, b, b, -b, -b], style, color="k", lw=1)
+        for j, q in enumerate(np.asarray(qs)):
+            pts = np.asarray(M.update_pose(design, q).module_poses.translation)
+            tcp = np.asarray(M.end_point_poses(design, q).translation)
+            line = np.vstack([pts, tcp])
+            ax2.plot(
+                line[:, 0],
+                line[:, 1],
+                style,
+                color=f"C{j}",
+                lw=1.5 if label == "found" else 0.8,
+                label=f"{label}" if j == 0 else None,
+            )
+    ax2.plot(targets[:, 0], targets[:, 1], "kx", ms=9, label="targets")
+    ax2.set_aspect("equal")
+    ax2.set_title("arm at every target, top view (dashed: start)")
+    ax2.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print(f"plot written to {path}", file=out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jaxwrap", description="jaxwrap command line")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -184,13 +276,16 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument(
         "which",
         nargs="?",
-        choices=("cable", "arm"),
+        choices=("cable", "arm", "design"),
         default="cable",
-        help="cable: elbow cable sweep with moment arms; arm: six-axis arm kinematics sweep",
+        help="cable: elbow cable sweep with moment arms; arm: six-axis arm kinematics sweep; "
+        "design: modular-arm design search",
     )
     demo.add_argument("--num", type=int, default=13, help="number of joint angles (default: 13)")
     demo.add_argument("--joint", default="elbow", help="arm demo: joint to sweep (default: elbow)")
-    demo.add_argument("--plot", default="jaxwrap_demo.png", help="cable demo: PNG to write ('' for none)")
+    demo.add_argument("--plot", default=None, help="cable and design demos: PNG to write ('' for none)")
+    demo.add_argument("--starts", type=int, default=8, help="design demo: number of random starts (default: 8)")
+    demo.add_argument("--steps", type=int, default=1500, help="design demo: optimiser steps (default: 1500)")
     args = parser.parse_args(argv)
     # The demos run in double precision, scoped to the command (jaxwrap never changes the
     # global flag; the elbow's millimetre-scale ellipsoid needs float64 geodesics).
@@ -200,8 +295,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "demo":
             if args.which == "arm":
                 run_kinematics_demo(args.joint, args.num)
+            elif args.which == "design":
+                plot = "jaxwrap_design.png" if args.plot is None else args.plot
+                run_design_demo(args.starts, args.steps, plot or None)
             else:
-                run_cable_demo(args.num, args.plot or None)
+                plot = "jaxwrap_demo.png" if args.plot is None else args.plot
+                run_cable_demo(args.num, plot or None)
     return 0
 
 

@@ -36,3 +36,12 @@ def test_cli_demo(which, tmp_path, capsys):
     if which == "cable":
         assert "NO" not in out.split("angle [deg]")[1]
         assert (tmp_path / "demo.png").exists()
+
+
+def test_cli_design_demo(tmp_path, capsys):
+    from jaxwrap.cli import main
+
+    assert main(["demo", "design", "--steps", "200", "--plot", str(tmp_path / "design.png")]) == 0
+    out = capsys.readouterr().out
+    assert "compile + run" in out and "best start" in out
+    assert (tmp_path / "design.png").exists()

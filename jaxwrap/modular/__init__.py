@@ -47,6 +47,12 @@ from ._configuration import (
     with_twist as with_twist,
 )
 from ._deflection import compute_deflections as compute_deflections, end_point_deflections as end_point_deflections
+from ._design import (
+    DesignResult as DesignResult,
+    DesignSpace as DesignSpace,
+    best_design as best_design,
+    design_search as design_search,
+)
 from ._graph import Attachment as Attachment, Chain as Chain
 from ._joints import (
     AbstractJointModule as AbstractJointModule,
