@@ -6,6 +6,7 @@ model, cable or surface first (``jw.solve_cable(cable, body_poses)``), so `jax.j
 `jax.vmap` and `jax.grad` apply directly; methods of the same names are conveniences.
 """
 
+from . import modular as modular
 from ._cable import (
     CablePath as CablePath,
     CableSettings as CableSettings,
@@ -41,7 +42,6 @@ from ._kinematics import (
     neutral as neutral,
     random_configuration as random_configuration,
 )
-from . import modular as modular
 from ._results import RESULTS as RESULTS
 from ._spatial import (
     Transform as Transform,

@@ -28,7 +28,6 @@ from ._joints import ElbowRevolute, RightAngleRevolute
 from ._kinematics import compute_mass, end_point_poses
 from ._metrics import compute_energy_stability
 
-
 TARGETS = np.array([[0.85, 0.10], [0.45, 0.60], [-0.30, 0.70], [0.60, -0.45]])
 VARIABLES = (
     ("l1", "length"),
