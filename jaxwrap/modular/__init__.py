@@ -17,6 +17,12 @@ from ._catalog import (
     SimpleTool as SimpleTool,
     TeeTube as TeeTube,
 )
+from ._codesign import (
+    footprint_shape as footprint_shape,
+    joint_pulley as joint_pulley,
+    module_frame as module_frame,
+    module_point as module_point,
+)
 from ._components import (
     AbstractComponent as AbstractComponent,
     DeflectionLimit as DeflectionLimit,

@@ -46,6 +46,7 @@ _HOUSING = (
     ParamSpec("mass", 1.0, 0.0, 1.0e4, "kg", "mass of motor, gearbox and housing (on the housing side)"),
     ParamSpec("length", 0.08, 0.0, 5.0, "m", "housing length along the joint axis"),
     ParamSpec("radius", 0.04, 0.001, 5.0, "m", "housing radius (offset of radial connectors)"),
+    ParamSpec("pulley_radius", 0.02, 0.001, 5.0, "m", "radius of the tendon pulley on the joint output"),
 )
 _MOTOR = (
     ParamSpec("stall_torque", 0.5, 0.0, 1.0e5, "N m", "motor stall torque"),

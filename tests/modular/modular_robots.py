@@ -50,7 +50,13 @@ def cantilever(length=0.5, outer_diameter=0.05, wall=0.003, youngs_modulus=70e9)
     """A fixed base, one vertical hollow tube and a massless tool at its end (TCP there)."""
     b = M.ConfigurationBuilder("cantilever")
     b = b.add_module("base", M.FixedBase(), height=0.1)
-    b = b.add_module("tube", M.HollowTube(), length=length, outer_diameter=outer_diameter, wall_thickness=wall,
-                     youngs_modulus=youngs_modulus)
+    b = b.add_module(
+        "tube",
+        M.HollowTube(),
+        length=length,
+        outer_diameter=outer_diameter,
+        wall_thickness=wall,
+        youngs_modulus=youngs_modulus,
+    )
     b = b.add_module("tool", M.SimpleTool(), length=0.0, mass=0.0)
     return b.attach("base", 0, "tube").attach("tube", 1, "tool").build()

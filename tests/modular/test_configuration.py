@@ -32,7 +32,9 @@ def test_planar_3r_tip_and_jacobian_match_the_reference(tip_and_jacobian):
     np.testing.assert_allclose(J[np.array([2, 3, 4])], 0.0, atol=1e-15)
     # Closed form, to rounding.
     a = np.cumsum(np.asarray(Q_3R))
-    np.testing.assert_allclose(tip[:2], [np.sum([0.5, 0.4, 0.3] * np.cos(a)), np.sum([0.5, 0.4, 0.3] * np.sin(a))], atol=1e-14)
+    np.testing.assert_allclose(
+        tip[:2], [np.sum([0.5, 0.4, 0.3] * np.cos(a)), np.sum([0.5, 0.4, 0.3] * np.sin(a))], atol=1e-14
+    )
     # The linear rows are the derivative of the TCP position.
     dtip = jax.jit(jax.jacfwd(lambda c, q: M.end_point_poses(c, q).translation[0], argnums=1))(planar_3r(), Q_3R)
     np.testing.assert_allclose(J[:3], dtip, atol=1e-14)
@@ -64,8 +66,17 @@ def test_design_gradients_and_vmap_over_designs():
 def test_two_arms_duplicate_the_shared_prototype_with_its_subgraph():
     c = two_arms()
     names = [i.name for i in c.structure.instances]
-    assert names == ["base", "torso", "tee"] + [f"{m}_{k}" for k in (0, 1) for m in ("shoulder", "upper", "elbow", "fore", "hand")]
-    assert (c.num_modules(), c.num_prototypes(), c.num_joints(), c.num_links(), c.num_chains(), c.num_end_points()) == (13, 8, 5, 6, 3, 2)
+    assert names == ["base", "torso", "tee"] + [
+        f"{m}_{k}" for k in (0, 1) for m in ("shoulder", "upper", "elbow", "fore", "hand")
+    ]
+    assert (c.num_modules(), c.num_prototypes(), c.num_joints(), c.num_links(), c.num_chains(), c.num_end_points()) == (
+        13,
+        8,
+        5,
+        6,
+        3,
+        2,
+    )
     assert c.num_dofs() == 3 + 5
     torso, left, right = c.structure.chains
     assert torso.joints == (0,) and torso.children == (1, 2) and torso.parent == -1
@@ -152,7 +163,13 @@ def _both_mechanisms(config, back, q):
     Jb = jnp.concatenate([jw.jacobian(back, q, int(b), tcp_B[k]) for k, b in enumerate(bodies)])
     mass, cg = M.compute_cg(config, q)
     manual = jnp.sum(back.body_masses[:, None] * Xb.apply(back.body_coms), axis=0) / jnp.sum(back.body_masses)
-    return (X.translation, X.rotation, M.compute_jacobian(config, q), cg, mass), (Xb.translation, Xb.rotation, Jb, manual, jnp.sum(back.body_masses))
+    return (X.translation, X.rotation, M.compute_jacobian(config, q), cg, mass), (
+        Xb.translation,
+        Xb.rotation,
+        Jb,
+        manual,
+        jnp.sum(back.body_masses),
+    )
 
 
 @pytest.mark.parametrize("base", [M.FixedBase(), M.PlanarBase(), M.FreeFlyingBase()], ids=lambda b: b.type_name)
@@ -188,7 +205,9 @@ def test_exported_urdf_matches_pinocchio():
     np.testing.assert_allclose(X_j3.translation, pose.body_poses.translation[4], atol=1e-12)
     np.testing.assert_allclose(X_j3.rotation, pose.body_poses.rotation[4], atol=1e-12)
     tcp_B = (pose.body_poses[4].inverse() @ pose.end_point_poses[0]).translation
-    frame = pm.addFrame(pin.Frame("tcp", pm.getJointId("j3"), 0, pin.SE3(np.eye(3), np.asarray(tcp_B)), pin.FrameType.OP_FRAME))
+    frame = pm.addFrame(
+        pin.Frame("tcp", pm.getJointId("j3"), 0, pin.SE3(np.eye(3), np.asarray(tcp_B)), pin.FrameType.OP_FRAME)
+    )
     data = pm.createData()
     J = pin.computeFrameJacobian(pm, data, q, frame, pin.LOCAL_WORLD_ALIGNED)
     np.testing.assert_allclose(J, M.compute_jacobian(c, q), atol=1e-12)
@@ -229,18 +248,58 @@ def _b():
 @pytest.mark.parametrize(
     "make, message",
     [
-        (lambda: _b().add_module("t2", M.HollowTube()).attach("base", 0, "tube").attach("tube", 1, "t2").attach("t2", 1, "tube", 0).build(), "cycle through modules"),
+        (
+            lambda: (
+                _b()
+                .add_module("t2", M.HollowTube())
+                .attach("base", 0, "tube")
+                .attach("tube", 1, "t2")
+                .attach("t2", 1, "tube", 0)
+                .build()
+            ),
+            "cycle through modules",
+        ),
         (lambda: _b().attach("base", 0, "tube", 2).build(), "'tube' \\(HollowTube\\) has connectors 0..1, not 2"),
         (lambda: _b().attach("base", 0, "tool").build(), "child module 'tool' does not exist"),
-        (lambda: _b().add_module("x", M.HollowTube(), length=-1.0).attach("base", 0, "tube").attach("tube", 1, "x").build(), "module 'x' \\(HollowTube\\): parameter 'length'"),
-        (lambda: _b().add_module("x", M.HollowTube(), wall_thickness=0.03).attach("base", 0, "tube").attach("tube", 1, "x").build(), "module 'x': wall_thickness"),
-        (lambda: _b().add_module("j", M.InlineRevolute(), lower=1.0, upper=0.0).attach("base", 0, "tube").attach("tube", 1, "j").build(), "joint module 'j': lower limit"),
+        (
+            lambda: (
+                _b()
+                .add_module("x", M.HollowTube(), length=-1.0)
+                .attach("base", 0, "tube")
+                .attach("tube", 1, "x")
+                .build()
+            ),
+            "module 'x' \\(HollowTube\\): parameter 'length'",
+        ),
+        (
+            lambda: (
+                _b()
+                .add_module("x", M.HollowTube(), wall_thickness=0.03)
+                .attach("base", 0, "tube")
+                .attach("tube", 1, "x")
+                .build()
+            ),
+            "module 'x': wall_thickness",
+        ),
+        (
+            lambda: (
+                _b()
+                .add_module("j", M.InlineRevolute(), lower=1.0, upper=0.0)
+                .attach("base", 0, "tube")
+                .attach("tube", 1, "j")
+                .build()
+            ),
+            "joint module 'j': lower limit",
+        ),
         (lambda: _b().build(), "modules \\['tube'\\] are not connected to the base"),
         (lambda: _b().add_module("tube", M.HollowTube()), "module 'tube' is defined twice"),
         (lambda: _b().add_module("y", M.HollowTube(), lenght=0.3), "has no parameters \\['lenght'\\]"),
         (lambda: M.set_lock_from_endpoint(cantilever(), "tube", 1, 0), "'tube' is not a tool"),
         (lambda: M.set_lock_from_endpoint(cantilever(), 3, 1, 0), "end point 3 does not exist"),
-        (lambda: M.with_params(cantilever(), {"tube": {"outer_diameter": 5.0}}), "parameter 'outer_diameter' = 5.0 is outside"),
+        (
+            lambda: M.with_params(cantilever(), {"tube": {"outer_diameter": 5.0}}),
+            "parameter 'outer_diameter' = 5.0 is outside",
+        ),
         (lambda: M.compute_jacobian(planar_3r(), jnp.zeros(4)), "q must have shape \\(3,\\)"),
     ],
 )

@@ -45,7 +45,9 @@ def test_design_space_maps_into_the_box(problem):
 def test_design_search_converges_from_eight_random_starts(problem):
     config, space, data = problem
     z0, q0 = ex.random_starts(space, jax.random.PRNGKey(0), 8)
-    result = M.design_search(ex.reach_loss, space, config, z0, q0, data, num_steps=1500, steps_per_call=100, progress=False)
+    result = M.design_search(
+        ex.reach_loss, space, config, z0, q0, data, num_steps=1500, steps_per_call=100, progress=False
+    )
     assert result.history.shape == (8, 1500)
     metrics = jax.jit(jax.vmap(lambda z, q: ex.task_metrics(space.apply(config, z), q)))(result.z, result.aux)
     reach_error = np.linalg.norm(np.asarray(metrics["tip"]) - np.asarray(data["targets"]), axis=-1)

@@ -120,7 +120,9 @@ def test_limit_gradient_is_the_gradient_of_the_potential():
     q = jnp.array([0.7, 0.05, 0.5])
     H = lambda q: jnp.sum((upper - lower) ** 2 / (4 * (upper - q) * (q - lower)))  # noqa: E731
     np.testing.assert_allclose(M.limit_gradient(q, lower, upper), jax.grad(H)(q), rtol=1e-14)
-    assert float(H((lower + upper) / 2)) == pytest.approx(3.0) and np.all(M.limit_gradient((lower + upper) / 2, lower, upper) == 0)
+    assert float(H((lower + upper) / 2)) == pytest.approx(3.0) and np.all(
+        M.limit_gradient((lower + upper) / 2, lower, upper) == 0
+    )
     # Threshold on the distance to the nearer limit over the range (0.15, 0.1, 0.5 here).
     np.testing.assert_array_equal(np.asarray(M.limit_gradient(q, lower, upper, 0.2)) != 0, [True, True, False])
     np.testing.assert_array_equal(np.asarray(M.limit_gradient(q, lower, upper, 0.12)) != 0, [False, True, False])
