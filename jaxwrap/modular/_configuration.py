@@ -181,6 +181,13 @@ class Configuration(eqx.Module):
     def get_joint(self, i: int) -> str:
         return self.structure.instances[self.structure.joints[i]].name
 
+    def get_joint_by_dof(self, dof: int) -> str | None:
+        """The joint module moving velocity coordinate ``dof``, or None for a base DOF."""
+        n_base = num_base_dofs(self)
+        if not 0 <= dof < n_base + self.num_joints():
+            raise ValueError(f"dof {dof} out of range [0, {n_base + self.num_joints()})")
+        return None if dof < n_base else self.get_joint(dof - n_base)
+
     def get_prototype(self, i: int) -> tuple[str, AbstractModule]:
         return self.prototypes[i]
 

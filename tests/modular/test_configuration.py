@@ -83,6 +83,7 @@ def test_two_arms_duplicate_the_shared_prototype_with_its_subgraph():
     assert left.joints == (1, 2) and right.joints == (3, 4) and left.parent == right.parent == 0
     assert left.end_points == (0,) and right.end_points == (1,)
     assert [c.get_joint(j) for j in range(5)] == ["torso", "shoulder_0", "elbow_0", "shoulder_1", "elbow_1"]
+    assert [c.get_joint_by_dof(k) for k in (0, 2, 3, 7)] == [None, None, "torso", "elbow_1"]
     # Copies are the same prototype: the same parameter leaves.
     assert c.params_of(names.index("upper_0")) is c.params_of(names.index("upper_1"))
 
@@ -306,3 +307,4 @@ def _b():
 def test_bad_input_raises_a_clear_error(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
