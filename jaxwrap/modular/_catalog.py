@@ -8,6 +8,7 @@ is the middle of the footprint on the floor. Dimensions follow Darwin2K's ``holl
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 from typing import ClassVar
 
@@ -74,13 +75,13 @@ class _BaseModule(AbstractModule):
         zero = jnp.zeros_like(h)
         return MassProperties(m, jnp.stack([zero, zero, h / 2]), inertia)
 
+    @abc.abstractmethod
     def max_velocities(self, p: Params) -> Float[Array, " nv"]:
         """Largest rate of each base velocity coordinate (empty for a fixed base)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def drive_limits(self, p: Params) -> Float[Array, " nv"]:
         """Largest force or torque along each base velocity coordinate."""
-        raise NotImplementedError
 
 
 @dataclasses.dataclass(frozen=True)

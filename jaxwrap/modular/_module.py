@@ -14,6 +14,7 @@ attachment's twist about the parent connector's z).
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 from typing import ClassVar, NamedTuple
 
@@ -104,7 +105,7 @@ def transform_mass(X: Transform, m: MassProperties) -> MassProperties:
 
 
 @dataclasses.dataclass(frozen=True)
-class AbstractModule:
+class AbstractModule(abc.ABC):
     """A module type (Darwin2K ``module``): ``kind`` is one of ``base``, ``joint``,
     ``link``, ``tool``; ``params`` lists its parameters; ``num_connectors`` its connectors.
 
@@ -127,11 +128,13 @@ class AbstractModule:
                 return p
         raise ValueError(f"{cls.__name__} has no parameter {name!r}; its parameters are {list(cls.param_names())}")
 
+    @abc.abstractmethod
     def connectors(self, p: Params) -> Transform:
-        raise NotImplementedError
+        """Connector frames (n_connectors,) in the module frame."""
 
+    @abc.abstractmethod
     def mass_properties(self, p: Params) -> MassProperties:
-        raise NotImplementedError
+        """Mass properties in the module frame."""
 
     @property
     def type_name(self) -> str:
