@@ -100,7 +100,17 @@ def _implicit_jvp(primals, tangents, *, fn_primal, fn_rewrite, operator, linear_
     if materialize:
         return _materialized_jvp(rewrite, diff, t_inputs)
 
-    root, out = fn_primal(inputs)
+    # The root through the rule itself, not `fn_primal` (whose loop would pass no
+    # derivative on): differentiating this rule again (a moment arm's gradient) then sees
+    # how the root moves with the inputs, so higher derivatives are right too.
+    root, out = _implicit(
+        inputs,
+        fn_primal=fn_primal,
+        fn_rewrite=fn_rewrite,
+        operator=operator,
+        linear_solver=linear_solver,
+        materialize=materialize,
+    )
     (_, _), linear = jax.linearize(rewrite, root, diff)
     zero_root = jtu.tree_map(jnp.zeros_like, root)
     zero_diff = jtu.tree_map(jnp.zeros_like, diff)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import jaxlie
 import numpy as np
 import pytest
 from jax.flatten_util import ravel_pytree
@@ -116,3 +117,42 @@ def test_no_nan_across_touchdown_and_liftoff():
     # Above the sphere the cable is straight: L = 4 and dL/dy = 0.
     np.testing.assert_allclose(values[ys > 0], 4.0, atol=1e-12)
     np.testing.assert_allclose(grads[ys > 0], 0.0, atol=1e-12)
+
+
+def test_second_derivatives_match_differences_of_gradients():
+    """Second order through the implicit rule (a moment arm's design gradient needs it):
+    Hessians, forward over reverse, equal central differences of the gradient, and reverse
+    over reverse gives the same Hessian. The converged root has to carry its own derivative
+    inside the rule, or these come out near zero. Directions: two random mixes of every
+    leaf except the rotation matrices, which turn on SO(3) (``R exp(w)``; off the manifold
+    a rotation matrix is not a pose)."""
+    cable, body_poses = analytic_scene()
+    params, static = eqx.partition((cable, body_poses), eqx.is_inexact_array)
+    flat, unravel = ravel_pytree(params)
+    is_rotation = ravel_pytree(
+        jax.tree_util.tree_map_with_path(lambda path, x: jnp.full(x.shape, "rotation" in jax.tree_util.keystr(path)), params)
+    )[0]
+    keys = jax.random.split(jax.random.PRNGKey(1), 2)
+    directions = jnp.where(is_rotation[:, None], 0.0, jax.random.normal(keys[0], (flat.size, 2)) / np.sqrt(flat.size))
+    turns = jax.random.normal(keys[1], (2, 3))
+
+    def turned(path, x, z):
+        if "rotation" not in jax.tree_util.keystr(path):
+            return x
+        return x @ jaxlie.SO3.exp(z @ turns).as_matrix()
+
+    def length(z):
+        moved = unravel(flat + directions @ z)
+        moved = jax.tree_util.tree_map_with_path(lambda path, x: turned(path, x, z), moved)
+        cable, body_poses = eqx.combine(moved, static)
+        return cable.solve(body_poses).length
+
+    z = jnp.zeros(2)
+    gradient = jax.grad(length)
+    forward_over_reverse = jax.jit(jax.jacfwd(gradient))(z)
+    reverse_over_reverse = jax.jit(jax.jacrev(gradient))(z)
+    h = 1e-4
+    fd = jax.jit(jax.vmap(lambda e: (gradient(z + h * e) - gradient(z - h * e)) / (2 * h)))(jnp.eye(2))
+    np.testing.assert_allclose(forward_over_reverse, fd.T, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(reverse_over_reverse, forward_over_reverse, rtol=1e-9, atol=1e-11)
+    assert float(jnp.max(jnp.abs(fd))) > 0.05

@@ -60,3 +60,28 @@ def test_base_footprint_on_a_floor():
     value, jacobian = evaluate(contact, standing.at[2].set(0.1))
     np.testing.assert_allclose(value[0], -0.1, rtol=1e-12)
     assert jacobian.shape == (5, 9)
+
+
+def test_moment_arm_design_gradient():
+    """The design gradient of a moment arm is a second derivative through the cable solve:
+    on the pulley the moment arm is the radius, so its radius derivative is 1 and its
+    derivative with respect to the link length 0; with the tendon off the pulley (bent the
+    other way) both equal central differences."""
+
+    def arm(design, q):
+        radius, length = design
+        config = M.with_params(planar_3r(), {"j2": {"pulley_radius": radius}, "l1": {"length": length}})
+        cable = _tendon(config).with_settings(smoothness_tolerance=1e-9, curve_segment_accuracy=1e-13)
+        return jw.moment_arms(M.to_robot_model(config), cable, q)[1]
+
+    design = jnp.array([0.03, 0.4])
+    arm_and_gradient = jax.jit(jax.value_and_grad(arm))
+    _, wrapped = arm_and_gradient(design, jnp.array([0.3, -0.5, 0.8]))
+    np.testing.assert_allclose(wrapped, [1.0, 0.0], atol=1e-9)
+    q_off = jnp.array([0.3, 0.6, 0.8])
+    value, off = arm_and_gradient(design, q_off)
+    assert float(value) > 0.035  # off the pulley: straight, farther out than r + 5 mm
+    h = 1e-6
+    fd = [(arm_and_gradient(design + h * e, q_off)[0] - arm_and_gradient(design - h * e, q_off)[0]) / (2 * h) for e in jnp.eye(2)]
+    np.testing.assert_allclose(off, fd, rtol=1e-6, atol=1e-8)
+    assert float(jnp.max(jnp.abs(off))) > 0.1
