@@ -103,14 +103,7 @@ def _implicit_jvp(primals, tangents, *, fn_primal, fn_rewrite, operator, linear_
     # The root through the rule itself, not `fn_primal` (whose loop would pass no
     # derivative on): differentiating this rule again (a moment arm's gradient) then sees
     # how the root moves with the inputs, so higher derivatives are right too.
-    root, out = _implicit(
-        inputs,
-        fn_primal=fn_primal,
-        fn_rewrite=fn_rewrite,
-        operator=operator,
-        linear_solver=linear_solver,
-        materialize=materialize,
-    )
+    root, out = implicit_jvp(fn_primal, fn_rewrite, inputs, operator=operator, linear_solver=linear_solver)
     (_, _), linear = jax.linearize(rewrite, root, diff)
     zero_root = jtu.tree_map(jnp.zeros_like, root)
     zero_diff = jtu.tree_map(jnp.zeros_like, diff)
