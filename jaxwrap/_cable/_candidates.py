@@ -65,12 +65,14 @@ def _side_hints(cable: AbstractCableSpan, scene: Scene, i: int) -> tuple[Array, 
     return direction * reach, -direction * reach
 
 
-# Surfaces on which a one-obstacle leg's lifted start, wherever it ends on a genuine path,
-# ends on the shortest one (measured: docs/cable.md#cold-start-candidates); the others
-# also solve the near side first.
-_LIFTED_SUFFICES = (Sphere, Cylinder)
+# Surfaces with a closed-form shortest wrap (`shortest_wrap`): a one-obstacle leg over
+# one of them starts on the answer.
+_CLOSED_FORM = (Sphere, Cylinder)
 
-Start = dict  # obstacle index -> hint in S, None for lifted
+# A start: obstacle index -> its hint in S, None for lifted, or EXACT for the closed-form
+# shortest wrap between the leg's end points.
+Start = dict
+EXACT = "exact"
 
 
 def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[Start], list[Start]]:
@@ -83,8 +85,10 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
         (i,) = obstacles
         near, far = _side_hints(cable, scene, i)
         hint = cable.obstacles[i].contact_hint
-        if isinstance(cable.obstacles[i].surface, _LIFTED_SUFFICES):
-            return [{i: None}], [{i: near}, {i: hint}, {i: far}]
+        if isinstance(cable.obstacles[i].surface, _CLOSED_FORM):
+            # The exact start is the shortest path; lifted is the fallback where it is not
+            # genuine because the line only grazes the surface (docs/cable.md#cold-start-candidates).
+            return [{i: EXACT}], [{i: None}]
         return [{i: None}, {i: near}], [{i: hint}, {i: far}]
     starts: list[Start] = [{i: cable.obstacles[i].contact_hint for i in obstacles}]
     starts.append(dict.fromkeys(obstacles))
@@ -105,6 +109,7 @@ def _schedule(cable: AbstractCableSpan, scene: Scene) -> tuple[CurveState, np.nd
     n = cable.num_obstacles
     hints: list[list[Array]] = [[] for _ in range(n)]  # per obstacle, one hint per slot
     lifted = np.zeros((R * K, n), bool)
+    exact = np.zeros((R * K, n), bool)
     for r in range(R):
         for k in range(K):
             for leg, rounds in enumerate(per_leg):
@@ -112,9 +117,11 @@ def _schedule(cable: AbstractCableSpan, scene: Scene) -> tuple[CurveState, np.nd
                 unused[r, k, leg] = not used
                 # An unused slot still needs some state; it is frozen, never solved.
                 for i, hint in (rounds[r][k] if used else plans[leg][0][0]).items():
+                    exact[r * K + k, i] = is_exact = isinstance(hint, str)
                     lifted[r * K + k, i] = hint is None
-                    hints[i].append(lifted_placeholder(hint))
-    states = initial_states(cable, scene, [jnp.stack(h) for h in hints], lifted)
+                    # An exact start's hint only picks a sphere wrap's plane where any will do.
+                    hints[i].append(lifted_placeholder(cable.obstacles[i].contact_hint if is_exact else hint))
+    states = initial_states(cable, scene, [jnp.stack(h) for h in hints], lifted, exact)
     stacked = jax.tree.map(lambda x: x.reshape(R, K, *x.shape[1:]), states)
     return stacked, unused
 

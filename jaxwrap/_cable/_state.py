@@ -79,14 +79,27 @@ def lifted_placeholder(hint: Float[Array, "3"] | None) -> Float[Array, "3"]:
 
 
 def initial_states(
-    cable: AbstractCableSpan, scene: Scene, hints: Sequence[Float[Array, "S 3"]], lifted: np.ndarray
+    cable: AbstractCableSpan,
+    scene: Scene,
+    hints: Sequence[Float[Array, "S 3"]],
+    lifted: np.ndarray,
+    exact: np.ndarray | None = None,
 ) -> CurveState:
     """`initial_state` for ``S`` starts at once (leading axis ``S``): ``hints[i]`` holds
     obstacle ``i``'s hint of every start, ignored where the static mask ``lifted`` (S, n)
     is set. Each obstacle's foot points and zero-length geodesics are computed by one
-    `vmap` over the starts, so the compiled program holds them once, not once per start."""
+    `vmap` over the starts, so the compiled program holds them once, not once per start.
+
+    Where the static mask `exact` (S, n) is set, obstacle ``i`` (a sphere or cylinder
+    alone in its leg) starts on its closed-form shortest wrap between the leg's end points
+    (`shortest_wrap`, docs/surfaces.md#shortest-wrap): in contact on that geodesic, or
+    lifted where the straight line misses it; its hint only picks the plane of a sphere
+    wrap that every plane solves."""
     dtype = scene.origin.dtype
     num = lifted.shape[0]
+    exact = np.zeros_like(lifted) if exact is None else exact
+    unhinted = lifted | exact  # starts that ignore the hint's foot point
+    status = jnp.asarray(np.where(lifted, LIFTED, INITIAL_GUESS), dtype=jnp.int32).reshape(lifted.shape)
     geodesics = []
     for i, obstacle in enumerate(cable.obstacles):
         surface = obstacle.surface
@@ -94,19 +107,28 @@ def initial_states(
         X_SG = scene.X_GS[i].inverse()
         d = X_SG.rotate(scene.termination - scene.origin)
         lifted_anchor = jnp.broadcast_to(X_SG.apply(scene.origin), (num, 3))
-        if lifted[:, i].all():
+        if unhinted[:, i].all():
             anchor = lifted_anchor
         else:
             # Simbody starts a hinted curve at projectDownhillToNearestPoint(hint), the
             # orthogonal foot point; its neighbours see that point until it is first shot.
             foot = jax.vmap(surface.project_downhill)(hints[i].astype(dtype))
-            anchor = jnp.where(jnp.asarray(lifted[:, i])[:, None], lifted_anchor, foot)
-        geodesics.append(jax.vmap(surface.zero_length_geodesic, in_axes=(0, None))(anchor, d))
-    n = len(cable.obstacles)
-    status = jnp.asarray(np.where(lifted, LIFTED, INITIAL_GUESS), dtype=jnp.int32).reshape(num, n)
-    if n:
+            anchor = jnp.where(jnp.asarray(unhinted[:, i])[:, None], lifted_anchor, foot)
+        start = jax.vmap(surface.zero_length_geodesic, in_axes=(0, None))(anchor, d)
+        if exact[:, i].any():
+            leg = cable.leg_of_obstacle()[i]
+            a, b = X_SG.apply(scene.leg_start[leg]), X_SG.apply(scene.leg_end[leg])
+            plane_hint = hints[i][int(np.argmax(exact[:, i]))].astype(dtype)
+            touches, point, tangent, length = surface.shortest_wrap(a, b, plane_hint)
+            wrap = surface.shoot_geodesic(point, tangent, length)
+            on_wrap = jnp.asarray(exact[:, i]) & touches
+            start = jax.tree.map(lambda x, w, m=on_wrap: jnp.where(m.reshape(-1, *[1] * w.ndim), w, x), start, wrap)
+            exact_status = jnp.where(touches, IN_CONTACT, LIFTED).astype(jnp.int32)
+            status = status.at[:, i].set(jnp.where(jnp.asarray(exact[:, i]), exact_status, status[:, i]))
+        geodesics.append(start)
+    if cable.obstacles:
         stacked = jnp.stack([h.astype(dtype) for h in hints], axis=1)
-        tracking = jnp.where(jnp.asarray(lifted)[..., None], jnp.zeros((), dtype), stacked)
+        tracking = jnp.where(jnp.asarray(unhinted)[..., None], jnp.zeros((), dtype), stacked)
     else:
         tracking = jnp.zeros((num, 0, 3), dtype)
     # Built under vmap: a CurveState's annotated shapes are those of one start.

@@ -4,7 +4,7 @@ from collections.abc import Sequence
 
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, Float, Real
+from jaxtyping import Array, ArrayLike, Bool, Float, Real
 
 from .._misc import as_scalar, axis_rotation, check_positive, safe_normalize
 from .._results import RESULTS
@@ -12,6 +12,7 @@ from ._base import AbstractSurface
 from ._darboux import darboux_frame, geodesic_inputs
 from ._geodesic import Geodesic, make_geodesic
 from ._geodesic_ode import GeodesicIntegrator
+from ._shortest_wrap import cylinder_shortest_wrap
 
 _X = (1.0, 0.0, 0.0)
 
@@ -91,6 +92,16 @@ class Cylinder(AbstractSurface):
             result=RESULTS.successful,
             num_steps=jnp.array(0, jnp.int32),
         )
+
+    def shortest_wrap(
+        self, a: Float[Array, "3"], b: Float[Array, "3"], hint: Float[Array, "3"]
+    ) -> tuple[Bool[Array, ""], Float[Array, "3"], Float[Array, "3"], Float[Array, ""]]:
+        """The shortest path from `a` to `b` (in S, both outside) in closed form
+        (docs/surfaces.md#shortest-wrap): ``(touches, P, t_P, ℓ)``, whether it touches the
+        surface, and if so its first contact point, its direction there and the arc length
+        of its geodesic. `hint` picks the plane where every plane is shortest."""
+        del hint  # every shortest wrap of a cylinder is unique but for mirror ties
+        return cylinder_shortest_wrap(self.radius, a, b)
 
     def geodesic_points(
         self,

@@ -1,0 +1,105 @@
+"""The shortest wrap of a straight segment over a sphere or a cylinder, in closed form
+(docs/surfaces.md#shortest-wrap).
+
+Between two fixed points outside a sphere the shortest path lies in the plane through
+both points and the centre; around a cylinder it is straight once the cylinder is
+developed onto a plane, so its projection across the axis is the shortest path around
+the cross-section circle. Both reduce to the planar problem: from ``a`` to ``b`` outside
+the circle ``|x| = r``, the path is a tangent line, an arc and a tangent line, going
+round either way (``σ = +1`` counter-clockwise, ``-1`` clockwise), unless the segment
+misses the circle. With ``α = arccos(r / |a|)`` the tangent point from ``a`` lies at polar
+angle ``θ_a + σ α_a`` and the one towards ``b`` at ``θ_b - σ α_b``; the arc between them
+turns through ``φ ∈ [0, 2π)`` in the sense σ.
+
+Its use: a cold start on a single sphere or cylinder that is already the answer
+(jaxwrap/_cable/_candidates.py), so no start has to be guessed and the solver finishes
+in one evaluation.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+from jaxtyping import Array, Bool, Float
+
+from .._misc import positive_or_one, safe_normalize
+
+
+class _Arc(NamedTuple):
+    """One side of the planar wrap."""
+
+    angle_P: Float[Array, ""]  # polar angle of the first tangent point
+    sense: Float[Array, ""]  # +1 counter-clockwise, -1 clockwise
+    turn: Float[Array, ""]  # φ, the arc's turning angle
+    tangent_a: Float[Array, ""]  # length of the line from a to the arc
+    length: Float[Array, ""]  # line + arc + line
+
+    def point_and_direction(self, radius) -> tuple[Float[Array, "2"], Float[Array, "2"]]:
+        c, s = jnp.cos(self.angle_P), jnp.sin(self.angle_P)
+        return radius * jnp.stack([c, s]), self.sense * jnp.stack([-s, c])
+
+
+def _arc(a2: Float[Array, "2"], b2: Float[Array, "2"], radius: Float[Array, ""], sense: float) -> _Arc:
+    da, db = jnp.linalg.norm(a2), jnp.linalg.norm(b2)
+    # An end point inside the circle has no tangent line; the solver reports that
+    # (RESULTS.endpoint_inside_obstacle), the clip only keeps the numbers finite.
+    alpha_a = jnp.arccos(jnp.clip(radius / positive_or_one(da), -1.0, 1.0))
+    alpha_b = jnp.arccos(jnp.clip(radius / positive_or_one(db), -1.0, 1.0))
+    angle_P = jnp.arctan2(a2[1], a2[0]) + sense * alpha_a
+    angle_Q = jnp.arctan2(b2[1], b2[0]) - sense * alpha_b
+    turn = jnp.mod(sense * (angle_Q - angle_P), 2 * jnp.pi)
+    tangent_a = jnp.sqrt(jnp.maximum(da**2 - radius**2, 0.0))
+    length = tangent_a + radius * turn + jnp.sqrt(jnp.maximum(db**2 - radius**2, 0.0))
+    return _Arc(angle_P, jnp.asarray(sense, a2.dtype), turn, tangent_a, length)
+
+
+def _segment_meets_disk(a2: Float[Array, "2"], b2: Float[Array, "2"], radius: Float[Array, ""]) -> Bool[Array, ""]:
+    d = b2 - a2
+    dd = jnp.dot(d, d)
+    t = jnp.clip(-jnp.dot(a2, d) / positive_or_one(dd), 0.0, 1.0)
+    return jnp.linalg.norm(a2 + t * d) < radius
+
+
+def _shorter(a2, b2, radius) -> _Arc:
+    """The shorter of the two sides (counter-clockwise on a tie)."""
+    ccw, cw = _arc(a2, b2, radius, 1.0), _arc(a2, b2, radius, -1.0)
+    return _Arc(*(jnp.where(ccw.length <= cw.length, x, y) for x, y in zip(ccw, cw)))
+
+
+def sphere_shortest_wrap(
+    radius: Float[Array, ""], a: Float[Array, "3"], b: Float[Array, "3"], hint: Float[Array, "3"]
+) -> tuple[Bool[Array, ""], Float[Array, "3"], Float[Array, "3"], Float[Array, ""]]:
+    """``(touches, P, t_P, ℓ)``: whether the shortest path from `a` to `b` touches the
+    sphere, and if so where it lands (``P``), its direction there and the great-circle arc
+    length. When `a`, `b` and the centre are collinear every plane through them is a
+    shortest path; the one through `hint` is taken."""
+    dtype = a.dtype
+    e1 = safe_normalize(a, jnp.array([1.0, 0.0, 0.0], dtype))
+    fallback = safe_normalize(jnp.cross(e1, jnp.array([0.0, 0.0, 1.0], dtype)), jnp.array([0.0, 1.0, 0.0], dtype))
+    towards_hint = safe_normalize(hint - jnp.dot(hint, e1) * e1, fallback)
+    e2 = safe_normalize(b - jnp.dot(b, e1) * e1, towards_hint)
+    a2 = jnp.stack([jnp.dot(a, e1), jnp.dot(a, e2)])
+    b2 = jnp.stack([jnp.dot(b, e1), jnp.dot(b, e2)])
+    arc = _shorter(a2, b2, radius)
+    p2, t2 = arc.point_and_direction(radius)
+    touches = _segment_meets_disk(a2, b2, radius)
+    return touches, p2[0] * e1 + p2[1] * e2, t2[0] * e1 + t2[1] * e2, radius * arc.turn
+
+
+def cylinder_shortest_wrap(
+    radius: Float[Array, ""], a: Float[Array, "3"], b: Float[Array, "3"]
+) -> tuple[Bool[Array, ""], Float[Array, "3"], Float[Array, "3"], Float[Array, ""]]:
+    """``(touches, P, t_P, ℓ)`` of the shortest path from `a` to `b` around the cylinder
+    of radius `radius` about z: the planar wrap of the cross-section, climbing at the
+    constant slope of the developed straight line (a helix on the surface)."""
+    arc = _shorter(a[:2], b[:2], radius)
+    p2, t2 = arc.point_and_direction(radius)
+    across = positive_or_one(arc.length)  # > 0 for end points outside the cylinder
+    rise = b[2] - a[2]
+    total = jnp.sqrt(across**2 + rise**2)
+    z_P = a[2] + rise * arc.tangent_a / across
+    point = jnp.stack([p2[0], p2[1], z_P])
+    tangent = jnp.stack([t2[0] * across / total, t2[1] * across / total, rise / total])
+    touches = _segment_meets_disk(a[:2], b[:2], radius)
+    return touches, point, tangent, radius * arc.turn * total / across
