@@ -34,7 +34,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import jaxwrap as jw  # noqa: E402
-from jaxwrap._cable._candidates import _side_hints  # noqa: E402
+from jaxwrap._cable._candidates import side_hints  # noqa: E402
 from jaxwrap._cable._faults import leg_scores  # noqa: E402
 from jaxwrap._cable._solver import run_solver  # noqa: E402
 from jaxwrap._cable._state import build_scene, initial_state  # noqa: E402
@@ -99,12 +99,12 @@ def _with_ends(c, ends):
 
 def reference_states(c: jw.CableSpan, scene):
     """A broader set of starts than the solver's own, for the reference shortest path: the
-    hints, every obstacle lifted, and for every obstacle both sides of its leg's straight
-    line with the others lifted (``2 + 2n`` starts)."""
+    hints, every obstacle lifted, and for every obstacle 8 starts at equal angles around its
+    leg's straight line with the others lifted (the solver tries 4): ``2 + 8n`` starts."""
     n = c.num_obstacles
     starts = [[o.contact_hint for o in c.obstacles], [None] * n]
     for i in range(n):
-        for side in _side_hints(c, scene, i):
+        for side in side_hints(c, scene, i, 8):
             starts.append([side if j == i else None for j in range(n)])
     states = [initial_state(c, scene, h) for h in starts]
     return jax.tree.map(lambda *leaves: jnp.stack(leaves), *states)

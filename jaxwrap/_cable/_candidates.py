@@ -46,23 +46,28 @@ from ._solver import SolverCarry, run_solver
 from ._state import CurveState, Scene, initial_states, lifted_placeholder
 
 
-def _side_hints(cable: AbstractCableSpan, scene: Scene, i: int) -> tuple[Array, Array]:
-    """Two points in S on either side of the straight line between the ends of obstacle
-    ``i``'s leg: towards the line from the surface origin (the near side), and away from
-    it (the far side)."""
+def side_hints(cable: AbstractCableSpan, scene: Scene, i: int, num: int = 2) -> list[Array]:
+    """`num` points in S around the straight line between the ends of obstacle ``i``'s leg,
+    at equal angles about the line: first the near side (towards the line from the surface
+    origin, the line's nearest point pushed out beyond the surface), then turning about the
+    line; with ``num = 2`` the near and far sides, with 4 also the two quarter turns."""
     leg = cable.leg_of_obstacle()[i]
     X_SG = scene.X_GS[i].inverse()
     a, b = X_SG.apply(scene.leg_start[leg]), X_SG.apply(scene.leg_end[leg])
     d = b - a
     t = jnp.clip(-jnp.dot(a, d) / jnp.where(jnp.dot(d, d) > 0, jnp.dot(d, d), 1.0), 0.0, 1.0)
     nearest = a + t * d
+    x = jnp.array([1.0, 0.0, 0.0], d.dtype)
     # Where the line passes through the origin, any direction across it will do.
     across = jnp.cross(d, jnp.array([0.0, 0.0, 1.0], d.dtype))
-    across = jnp.where(jnp.dot(across, across) > 0, across, jnp.array([1.0, 0.0, 0.0], d.dtype))
-    direction = safe_normalize(nearest, safe_normalize(across, jnp.array([1.0, 0.0, 0.0], d.dtype)))
+    across = jnp.where(jnp.dot(across, across) > 0, across, x)
+    near = safe_normalize(nearest, safe_normalize(across, x))
+    axis = safe_normalize(d, jnp.cross(near, safe_normalize(across, x)))
+    turned = jnp.cross(axis, near)
     reach = jnp.linalg.norm(nearest) + cable.obstacles[i].surface.extent().astype(d.dtype)
     reach = jnp.where(jnp.isfinite(reach), reach, jnp.linalg.norm(nearest) + 1.0)
-    return direction * reach, -direction * reach
+    angles = 2 * np.pi * np.arange(num) / num
+    return [(np.cos(angle) * near + np.sin(angle) * turned) * reach for angle in angles]
 
 
 # Surfaces with a closed-form shortest wrap (`shortest_wrap`): a one-obstacle leg over
@@ -83,17 +88,17 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
         return [{}], []
     if len(obstacles) == 1:
         (i,) = obstacles
-        near, far = _side_hints(cable, scene, i)
-        hint = cable.obstacles[i].contact_hint
         if isinstance(cable.obstacles[i].surface, _CLOSED_FORM):
             # The exact start is the shortest path; lifted is the fallback where it is not
             # genuine because the line only grazes the surface (docs/cable.md#cold-start-candidates).
             return [{i: EXACT}], [{i: None}]
-        return [{i: None}, {i: near}], [{i: hint}, {i: far}]
+        near, quarter, far, three_quarter = side_hints(cable, scene, i, 4)
+        hint = cable.obstacles[i].contact_hint
+        return [{i: None}, {i: near}, {i: hint}, {i: far}, {i: quarter}, {i: three_quarter}], []
     starts: list[Start] = [{i: cable.obstacles[i].contact_hint for i in obstacles}]
     starts.append(dict.fromkeys(obstacles))
     for i in obstacles:
-        for side in _side_hints(cable, scene, i):
+        for side in side_hints(cable, scene, i, 4):
             starts.append({j: side if j == i else None for j in obstacles})
     return starts, []
 

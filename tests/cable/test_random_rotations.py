@@ -15,7 +15,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "benchmarks"))
 import cable_trust  # noqa: E402
 
 
-@pytest.mark.parametrize("kind", ["ellipsoid", "torus", "chain"])
+@pytest.mark.parametrize("kind", ["sphere", "cylinder", "ellipsoid", "torus", "chain"])
 def test_random_obstacle_rotations(kind):
     r = cable_trust.check(kind, num=32, chunk=32, seed=7)
     assert r["longer"] == 0 and r["nan"] == 0
