@@ -41,7 +41,14 @@ cable = (
         jw.Ellipsoid(jnp.array([0.01, 0.05, 0.02])),
         contact_hint=[-0.01, 0, 0],
     )
-    .add_obstacle(humerus, jw.Transform.from_translation([0, -0.3, 0]), jw.Cylinder(0.022), contact_hint=[-0.022, 0, 0])
+    # side: a point (in the cylinder's frame) behind the axis; the cable keeps to that side.
+    .add_obstacle(
+        humerus,
+        jw.Transform.from_translation([0, -0.3, 0]),
+        jw.Cylinder(0.022),
+        contact_hint=[-0.022, 0, 0],
+        side=[-1, 0, 0],
+    )
 )
 # Functions take the cable and model as arguments: jit once, then any new numbers reuse it.
 solve = jax.jit(jw.solve_cable)

@@ -38,6 +38,10 @@ class RESULTS(eqx.Enumeration):
         "The path is stationary but not taut: a curve lies on the side of the surface where "
         "lifting it off would shorten the path."
     )
+    wrong_side = (
+        "The path is taut but passes an obstacle on the side away from its wrap `side` "
+        "point, and no start found a path on that side."
+    )
     invalid_input = (
         "An input is invalid: a pose, station, surface parameter or start value is NaN or "
         "infinite, or a pose's rotation is not a rotation matrix. Outputs are NaN."

@@ -77,7 +77,8 @@ def elbow_model_and_cable():
     model = b.build()
     humerus, forearm = model.body_index("humerus"), model.body_index("forearm")
     # Over the distal humerus (an ellipsoid) and the elbow (a cylinder on its axis) to the
-    # olecranon, just behind the axis: flexion wraps the cable round the back of the elbow.
+    # olecranon, just behind the axis: flexion wraps the cable round the back of the elbow,
+    # the side it keeps to (past about 1.5 rad the front is shorter, through the joint).
     cable = (
         jw.CableSpan(humerus, [-0.03, -0.08, 0.0], forearm, [-0.024, -0.005, 0.0])
         .add_obstacle(
@@ -87,7 +88,11 @@ def elbow_model_and_cable():
             contact_hint=[-0.01, 0, 0],
         )
         .add_obstacle(
-            humerus, jw.Transform.from_translation([0, -0.3, 0]), jw.Cylinder(0.022), contact_hint=[-0.022, 0, 0]
+            humerus,
+            jw.Transform.from_translation([0, -0.3, 0]),
+            jw.Cylinder(0.022),
+            contact_hint=[-0.022, 0, 0],
+            side=[-0.05, 0, 0],
         )
     )
     return model, cable

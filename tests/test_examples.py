@@ -15,7 +15,7 @@ def test_tour(capsys):
     out = capsys.readouterr().out
     assert "length 0.252331 m, in contact [True, True], converged True" in out
     assert "moment arm -22.000 mm" in out
-    assert "moment arms [mm]: -23.53 -22.00 -22.00 -22.00 -22.00 22.00 22.00" in out
+    assert "moment arms [mm]: -23.53 -22.00 -22.00 -22.00 -22.00 -22.00 -22.00" in out
     assert "dL/d(radius) = 1.0034" in out
 
 

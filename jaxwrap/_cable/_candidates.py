@@ -8,15 +8,15 @@ clings to an obstacle it no longer needs, or no path at all. With
 solved, and a list of *fallback* starts, solved only while the leg has no genuine path
 yet:
 
-- one sphere or cylinder: first the obstacle lifted (the cable touches down where its
-  straight line crosses, or stays straight); fallback, one at a time: the near side of
-  the straight line (its point nearest the surface origin, pushed out to the surface),
-  the contact hint, the far side (the mirror image of the near start);
-- one obstacle of any other kind (ellipsoid, torus, implicit, height map): first lifted
-  and near side; fallback hint and far side;
+- one sphere or cylinder: first its closed-form shortest wrap (`EXACT`, on the wrap
+  side if it has one); fallback, the obstacle lifted (where the line only grazes it);
+- one obstacle of any other kind (ellipsoid, torus, implicit, height map): lifted, the
+  near side of the straight line (its point nearest the surface origin, pushed out beyond
+  the surface), the contact hint, the far side, both quarter turns between them, and a
+  start on the wrap side if it has one; no fallback;
 - ``m >= 2`` obstacles: the hints as given (Simbody's start), every obstacle lifted, and
-  for every obstacle a start on each side of the straight line (that obstacle hinted
-  there, the others lifted); no fallback.
+  for every obstacle four starts around the straight line (that obstacle hinted there,
+  the others lifted), plus starts on the wrap sides of sided obstacles; no fallback.
 
 Starts run in rounds of ``K`` slots (``K`` the longest first list), under `vmap` within
 a round and one `lax.scan` over rounds (the solver loop is compiled once). Legs are
@@ -70,6 +70,21 @@ def side_hints(cable: AbstractCableSpan, scene: Scene, i: int, num: int = 2) -> 
     return [(np.cos(angle) * near + np.sin(angle) * turned) * reach for angle in angles]
 
 
+def wrap_side_hint(cable: AbstractCableSpan, scene: Scene, i: int) -> Array:
+    """A start on obstacle ``i``'s wrap `side` (docs/cable.md#wrap-side): the side point's
+    direction across the straight line of its leg, out beyond the surface."""
+    leg = cable.leg_of_obstacle()[i]
+    X_SG = scene.X_GS[i].inverse()
+    a, b = X_SG.apply(scene.leg_start[leg]), X_SG.apply(scene.leg_end[leg])
+    side = cable.obstacles[i].side.astype(a.dtype)
+    d = safe_normalize(b - a, jnp.zeros_like(a))
+    direction = safe_normalize(side - jnp.dot(side, d) * d, safe_normalize(side, side))
+    nearest = a + jnp.clip(-jnp.dot(a, d), 0.0, jnp.linalg.norm(b - a)) * d
+    reach = jnp.linalg.norm(nearest) + cable.obstacles[i].surface.extent().astype(a.dtype)
+    reach = jnp.where(jnp.isfinite(reach), reach, jnp.linalg.norm(nearest) + 1.0)
+    return direction * reach
+
+
 # Surfaces with a closed-form shortest wrap (`shortest_wrap`): a one-obstacle leg over
 # one of them starts on the answer.
 _CLOSED_FORM = (Sphere, Cylinder)
@@ -94,12 +109,23 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
             return [{i: EXACT}], [{i: None}]
         near, quarter, far, three_quarter = side_hints(cable, scene, i, 4)
         hint = cable.obstacles[i].contact_hint
-        return [{i: None}, {i: near}, {i: hint}, {i: far}, {i: quarter}, {i: three_quarter}], []
+        starts = [{i: None}, {i: near}, {i: hint}, {i: far}, {i: quarter}, {i: three_quarter}]
+        if cable.obstacles[i].side is not None:
+            starts.append({i: wrap_side_hint(cable, scene, i)})
+        return starts, []
     starts: list[Start] = [{i: cable.obstacles[i].contact_hint for i in obstacles}]
     starts.append(dict.fromkeys(obstacles))
     for i in obstacles:
         for side in side_hints(cable, scene, i, 4):
             starts.append({j: side if j == i else None for j in obstacles})
+    sided = [i for i in obstacles if cable.obstacles[i].side is not None]
+    if sided:
+        # Every sided obstacle on its side at once (a line on the wrong side of one of
+        # them only touches down when started there), and each alone.
+        starts.append({i: wrap_side_hint(cable, scene, i) if i in sided else None for i in obstacles})
+        if len(sided) > 1:
+            for i in sided:
+                starts.append({j: wrap_side_hint(cable, scene, j) if j == i else None for j in obstacles})
     return starts, []
 
 

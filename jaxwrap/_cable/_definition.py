@@ -111,6 +111,8 @@ class Obstacle(eqx.Module):
     X_BS: Transform
     surface: AbstractSurface
     contact_hint: Float[Array, "3"] | None  # in S; None: the obstacle starts lifted
+    # A point in S the path keeps to (docs/cable.md#wrap-side); None: either side.
+    side: Float[Array, "3"] | None = None
 
 
 class ViaPoint(eqx.Module):

@@ -5,7 +5,8 @@ curve's ends. A path can be smooth in that sense and still not be the taut cable
 contact point can slide away along an unbounded surface, a curve can overshoot so that a
 line comes back along it, a curve can bend away from its surface, or hold on to an
 obstacle the straight line would not even touch. These checks turn such paths into
-failures (`RESULTS.diverged`, `RESULTS.not_taut`) instead of answers.
+failures (`RESULTS.diverged`, `RESULTS.not_taut`) instead of answers. An obstacle with a
+wrap `side` adds one more: a path passing it on the other side (`RESULTS.wrong_side`).
 """
 
 from __future__ import annotations
@@ -13,17 +14,61 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float
 
+from .._misc import safe_normalize
 from ._definition import AbstractCableSpan
 from ._geometry import Evaluation, evaluate
 from ._solver import SolverCarry
 from ._state import Scene
 
 
-def path_faults(
+def _on_side(x: Float[Array, "3"], y: Float[Array, "3"]) -> Bool[Array, ""]:
+    """``x·y >= 0`` up to rounding (a path passing straight over the side's boundary is on
+    both sides)."""
+    scale = jnp.linalg.norm(x) * jnp.linalg.norm(y)
+    return jnp.dot(x, y) >= -jnp.sqrt(jnp.finfo(x.dtype).eps) * scale
+
+
+def side_faults(
     cable: AbstractCableSpan, scene: Scene, evaluation: Evaluation
 ) -> tuple[Bool[Array, " n"], Bool[Array, " n"]]:
-    """(runaway, slack) per obstacle: whether a converged-looking path is no genuine taut
-    solution there (docs/cable.md#results).
+    """(wrong_side, line_wrong) per obstacle (docs/cable.md#wrap-side): whether the path
+    passes the obstacle on the side away from its `side` point, and whether the straight
+    line between the obstacle's neighbours would. Both are False for an obstacle without
+    a side.
+
+    In S (with `AbstractSurface.across` applied), with ``u`` the unit direction from the
+    obstacle's previous path point ``a`` to its next ``b`` and ``s`` the side point, the
+    path passes on the side of ``s`` when its angular momentum about the origin agrees
+    with that of a line along ``u`` through ``s``: ``L·(s × u) >= 0``, where ``L`` is
+    ``a × u`` for the straight line (this is MuJoCo's test ``nearest·s >= 0`` of the
+    line's point nearest the centre) and ``P × t_P + Q × t_Q`` for a curve in contact,
+    which keeps its sign for wraps of more than half a turn where the contact points
+    themselves swing past the centre."""
+    c, lines, active = evaluation.curves, evaluation.lines, evaluation.neighbours.active
+    wrong, line_wrong = [], []
+    for i, obstacle in enumerate(cable.obstacles):
+        if obstacle.side is None:
+            wrong.append(jnp.zeros((), bool))
+            line_wrong.append(jnp.zeros((), bool))
+            continue
+        X_SG, across = scene.X_GS[i].inverse(), obstacle.surface.across
+        a, b = across(X_SG.apply(lines.prev_point[i])), across(X_SG.apply(lines.next_point[i]))
+        u = safe_normalize(b - a, jnp.zeros_like(a))
+        w = jnp.cross(across(obstacle.side.astype(a.dtype)), u)
+        P, Q = across(X_SG.apply(c.P[i])), across(X_SG.apply(c.Q[i]))
+        t_P, t_Q = across(X_SG.rotate(c.R_GP[i, :, 0])), across(X_SG.rotate(c.R_GQ[i, :, 0]))
+        line_ok = _on_side(jnp.cross(a, u), w)
+        curve_ok = _on_side(jnp.cross(P, t_P) + jnp.cross(Q, t_Q), w)
+        wrong.append(~jnp.where(active[i], curve_ok, line_ok))
+        line_wrong.append(~line_ok)
+    return jnp.stack(wrong), jnp.stack(line_wrong)
+
+
+def path_faults(
+    cable: AbstractCableSpan, scene: Scene, evaluation: Evaluation
+) -> tuple[Bool[Array, " n"], Bool[Array, " n"], Bool[Array, " n"]]:
+    """(runaway, slack, wrong_side) per obstacle: whether a converged-looking path is no
+    genuine taut solution there (docs/cable.md#results).
 
     *Runaway*: a contact point outside the ball that holds every end and via point and
     every obstacle (its frame origin plus its `extent`), where no taut path goes (e.g. a
@@ -31,7 +76,9 @@ def path_faults(
     ``max_winding``. *Slack*: a curve in contact where lifting it off would shorten the
     path: a line leaves its end backwards (the path doubles back), its tangent bends away
     from the surface (normal curvature of the wrong sign), or the straight line between
-    its neighbours misses the obstacle altogether.
+    its neighbours misses the obstacle altogether (unless that line passes on the wrong
+    side of a wrap `side`: then the wrap is what the side asks for). *Wrong side*:
+    `side_faults`.
     """
     c, lines, active = evaluation.curves, evaluation.lines, evaluation.neighbours.active
     dtype = scene.origin.dtype
@@ -58,8 +105,9 @@ def path_faults(
         a, b = X_SG.apply(lines.prev_point[i]), X_SG.apply(lines.next_point[i])
         search = obstacle.surface.nearest_point_on_line(a, b, 0.5 * (a + b), cable.settings.touchdown)
         misses.append(search.converged & ~search.below)
-    slack = active & (backwards | bends_away | jnp.stack(misses))
-    return runaway, slack
+    wrong_side, line_wrong = side_faults(cable, scene, evaluation)
+    slack = active & (backwards | bends_away | (jnp.stack(misses) & ~line_wrong))
+    return runaway, slack, wrong_side
 
 
 def leg_scores(
@@ -68,8 +116,8 @@ def leg_scores(
     """Per leg of a solved carry: its length, and whether it is a genuine taut solution
     (smooth, finite, no neighbour point inside, no failed geodesic, no fault above)."""
     ev = evaluate(cable, scene, carry.state)
-    runaway, slack = path_faults(cable, scene, ev)
-    bad = runaway | slack | carry.inside | carry.geodesic_failed
+    runaway, slack, wrong_side = path_faults(cable, scene, ev)
+    bad = runaway | slack | wrong_side | carry.inside | carry.geodesic_failed
     per_obstacle = jnp.where(ev.neighbours.active, ev.lines.l_in + ev.curves.arc_length, 0.0)
     lengths, faulty = [], []
     for leg, obs in enumerate(cable.legs()):

@@ -169,7 +169,8 @@ def solve_cable(
     smoothness = jnp.max(carry.smoothness, initial=0.0)
     invalid = ~_valid_input(cable, body_poses)
     length = total_length(ev.curves, ev.neighbours, ev.lines)
-    runaway, slack = path_faults(cable, scene, ev) if cable.obstacles else (jnp.zeros(0, bool), jnp.zeros(0, bool))
+    none = jnp.zeros(0, bool)
+    runaway, slack, wrong_side = path_faults(cable, scene, ev) if cable.obstacles else (none, none, none)
     result = first_failure(
         (invalid, RESULTS.invalid_input),
         (jnp.any(carry.inside), RESULTS.endpoint_inside_obstacle),
@@ -177,6 +178,7 @@ def solve_cable(
         (~jnp.isfinite(smoothness) | ~jnp.isfinite(length) | jnp.any(runaway), RESULTS.diverged),
         (jnp.any(carry.smoothness > cable.settings.smoothness_tolerance), RESULTS.max_iterations_reached),
         (jnp.any(slack), RESULTS.not_taut),
+        (jnp.any(wrong_side), RESULTS.wrong_side),
     )
     # Invalid input gives NaN outputs, never a plausible number.
     scene, state, ev, smoothness = _nan_where(invalid, (scene, state, ev, smoothness))

@@ -11,6 +11,7 @@ import dataclasses
 from collections.abc import Sequence
 
 import equinox as eqx
+import jax
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
@@ -86,12 +87,18 @@ class CableSpan(AbstractCableSpan):
         X_BS: Transform,
         surface: AbstractSurface,
         contact_hint: ArrayLike | Sequence | None = None,
+        side: ArrayLike | Sequence | None = None,
     ) -> CableSpan:
         """Append an obstacle: ``surface`` placed at ``X_BS`` in ``body``.
 
         `contact_hint` (a point in the surface frame S, projected onto the surface) seeds
         the first solve with a zero-length geodesic there; without a hint the obstacle
         starts lifted and engages when the straight line first crosses it.
+
+        `side` (a point in S, not the origin) keeps the path on that side of the obstacle,
+        like MuJoCo's side site or OpenSim's wrap quadrant: a straight line passing on the
+        other side is wrapped round to this one, and a path on the wrong side is not a
+        solution (`RESULTS.wrong_side`); see docs/cable.md#wrap-side.
         """
         where = f"obstacle {len(self.obstacles)}"
         body = _body(body, f"{where}: body")
@@ -100,7 +107,11 @@ class CableSpan(AbstractCableSpan):
         if not isinstance(surface, AbstractSurface):
             raise ValueError(f"{where}: surface must be a jaxwrap surface, got {type(surface).__name__}")
         hint = None if contact_hint is None else as_vector(contact_hint, 3, f"{where}: contact_hint")
-        obstacle = Obstacle(body=body, X_BS=X_BS, surface=surface, contact_hint=hint)
+        if side is not None:
+            side = as_vector(side, 3, f"{where}: side")
+            if not isinstance(side, jax.core.Tracer) and not np.any(np.asarray(side)):
+                raise ValueError(f"{where}: side must be a point away from the surface frame's origin, got (0, 0, 0)")
+        obstacle = Obstacle(body=body, X_BS=X_BS, surface=surface, contact_hint=hint, side=side)
         return self._replace(
             obstacles=self.obstacles + (obstacle,),
             elements=self.elements + (("obstacle", len(self.obstacles)),),

@@ -93,8 +93,8 @@ def initial_states(
     Where the static mask `exact` (S, n) is set, obstacle ``i`` (a sphere or cylinder
     alone in its leg) starts on its closed-form shortest wrap between the leg's end points
     (`shortest_wrap`, docs/surfaces.md#shortest-wrap): in contact on that geodesic, or
-    lifted where the straight line misses it; its hint only picks the plane of a sphere
-    wrap that every plane solves."""
+    lifted where the straight line misses it (on the obstacle's wrap `side` if it has
+    one); its hint only picks the plane of a sphere wrap that every plane solves."""
     dtype = scene.origin.dtype
     num = lifted.shape[0]
     exact = np.zeros_like(lifted) if exact is None else exact
@@ -119,7 +119,8 @@ def initial_states(
             leg = cable.leg_of_obstacle()[i]
             a, b = X_SG.apply(scene.leg_start[leg]), X_SG.apply(scene.leg_end[leg])
             plane_hint = hints[i][int(np.argmax(exact[:, i]))].astype(dtype)
-            touches, point, tangent, length = surface.shortest_wrap(a, b, plane_hint)
+            side = None if obstacle.side is None else obstacle.side.astype(dtype)
+            touches, point, tangent, length = surface.shortest_wrap(a, b, plane_hint, side)
             wrap = surface.shoot_geodesic(point, tangent, length)
             on_wrap = jnp.asarray(exact[:, i]) & touches
             start = jax.tree.map(lambda x, w, m=on_wrap: jnp.where(m.reshape(-1, *[1] * w.ndim), w, x), start, wrap)

@@ -54,6 +54,12 @@ class AbstractSurface(eqx.Module):
         (docs/cable.md#results). Infinite (no bound) unless a surface says otherwise."""
         return jnp.asarray(jnp.inf)
 
+    def across(self, x: Float[Array, "3"]) -> Float[Array, "3"]:
+        """`x` (a vector in S) with the components that do not tell a wrap's sides apart
+        removed: itself by default; a cylinder drops its axial component, so that its sides
+        are those of the cross-section circle, as in MuJoCo (docs/cable.md#wrap-side)."""
+        return x
+
     def is_surface_defined(self, x: Float[Array, "3"]) -> Bool[Array, ""]:
         """Whether `x` lies in the domain where the surface is defined (Simbody's
         `isSurfaceDefined`): everywhere by default; a height map's grid."""

@@ -37,6 +37,9 @@ class Cylinder(AbstractSurface):
     def extent(self) -> Float[Array, ""]:
         return self.radius
 
+    def across(self, x: Float[Array, "3"]) -> Float[Array, "3"]:
+        return x.at[2].set(0.0)
+
     def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:
         return self.radius**2 - x[0] ** 2 - x[1] ** 2
 
@@ -94,14 +97,16 @@ class Cylinder(AbstractSurface):
         )
 
     def shortest_wrap(
-        self, a: Float[Array, "3"], b: Float[Array, "3"], hint: Float[Array, "3"]
+        self, a: Float[Array, "3"], b: Float[Array, "3"], hint: Float[Array, "3"], side: Float[Array, "3"] | None = None
     ) -> tuple[Bool[Array, ""], Float[Array, "3"], Float[Array, "3"], Float[Array, ""]]:
         """The shortest path from `a` to `b` (in S, both outside) in closed form
         (docs/surfaces.md#shortest-wrap): ``(touches, P, t_P, ℓ)``, whether it touches the
         surface, and if so its first contact point, its direction there and the arc length
-        of its geodesic. `hint` picks the plane where every plane is shortest."""
+        of its geodesic. `hint` picks the plane where every plane is shortest. With a wrap
+        `side` (a point in S) the path keeps to that side, wrapping round where the
+        straight line passes on the other (docs/cable.md#wrap-side)."""
         del hint  # every shortest wrap of a cylinder is unique but for mirror ties
-        return cylinder_shortest_wrap(self.radius, a, b)
+        return cylinder_shortest_wrap(self.radius, a, b, side)
 
     def geodesic_points(
         self,

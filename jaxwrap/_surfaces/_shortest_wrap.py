@@ -11,6 +11,12 @@ misses the circle. With ``α = arccos(r / |a|)`` the tangent point from ``a`` li
 angle ``θ_a + σ α_a`` and the one towards ``b`` at ``θ_b - σ α_b``; the arc between them
 turns through ``φ ∈ [0, 2π)`` in the sense σ.
 
+With a wrap side ``s`` (docs/cable.md#wrap-side) the side is chosen instead of the
+shorter one: counter-clockwise turns the path's angular momentum about the centre to
+``+z``, which is the side of ``s`` when ``s × u`` (``u`` the unit direction from ``a`` to
+``b``) points along ``+z``; where the straight segment passes on the other side it is
+wrapped round (MuJoCo's side site), where ``s × u`` vanishes the shorter side is taken.
+
 Its use: a cold start on a single sphere or cylinder that is already the answer
 (jaxwrap/_cable/_candidates.py), so no start has to be guessed and the solver finishes
 in one evaluation.
@@ -67,13 +73,38 @@ def _shorter(a2, b2, radius) -> _Arc:
     return _Arc(*(jnp.where(ccw.length <= cw.length, x, y) for x, y in zip(ccw, cw)))
 
 
+def _cross2(x: Float[Array, "2"], y: Float[Array, "2"]) -> Float[Array, ""]:
+    return x[0] * y[1] - x[1] * y[0]
+
+
+def _wrap(a2, b2, radius, side2) -> tuple[_Arc, Bool[Array, ""]]:
+    """The arc to take and whether the path touches: the shorter side where the segment
+    meets the disk, or on the side of `side2` (None: no side), wrapping round where the
+    segment passes on the other side."""
+    meets = _segment_meets_disk(a2, b2, radius)
+    if side2 is None:
+        return _shorter(a2, b2, radius), meets
+    u = safe_normalize(b2 - a2, jnp.zeros_like(a2))
+    w = _cross2(side2, u)
+    tol = jnp.sqrt(jnp.finfo(a2.dtype).eps) * jnp.linalg.norm(side2)
+    ccw, cw, shorter = _arc(a2, b2, radius, 1.0), _arc(a2, b2, radius, -1.0), _shorter(a2, b2, radius)
+    pick = jnp.where(w > tol, 1, jnp.where(w < -tol, -1, 0))
+    arc = _Arc(*(jnp.where(pick > 0, x, jnp.where(pick < 0, y, z)) for x, y, z in zip(ccw, cw, shorter)))
+    line_wrong = _cross2(a2, u) * w < -tol * jnp.linalg.norm(a2)
+    return arc, meets | line_wrong
+
+
 def sphere_shortest_wrap(
-    radius: Float[Array, ""], a: Float[Array, "3"], b: Float[Array, "3"], hint: Float[Array, "3"]
+    radius: Float[Array, ""],
+    a: Float[Array, "3"],
+    b: Float[Array, "3"],
+    hint: Float[Array, "3"],
+    side: Float[Array, "3"] | None = None,
 ) -> tuple[Bool[Array, ""], Float[Array, "3"], Float[Array, "3"], Float[Array, ""]]:
-    """``(touches, P, t_P, ℓ)``: whether the shortest path from `a` to `b` touches the
-    sphere, and if so where it lands (``P``), its direction there and the great-circle arc
-    length. When `a`, `b` and the centre are collinear every plane through them is a
-    shortest path; the one through `hint` is taken."""
+    """``(touches, P, t_P, ℓ)``: whether the shortest path from `a` to `b` (on the side of
+    `side` if given) touches the sphere, and if so where it lands (``P``), its direction
+    there and the great-circle arc length. When `a`, `b` and the centre are collinear
+    every plane through them is a shortest path; the one through `hint` is taken."""
     dtype = a.dtype
     e1 = safe_normalize(a, jnp.array([1.0, 0.0, 0.0], dtype))
     fallback = safe_normalize(jnp.cross(e1, jnp.array([0.0, 0.0, 1.0], dtype)), jnp.array([0.0, 1.0, 0.0], dtype))
@@ -81,19 +112,20 @@ def sphere_shortest_wrap(
     e2 = safe_normalize(b - jnp.dot(b, e1) * e1, towards_hint)
     a2 = jnp.stack([jnp.dot(a, e1), jnp.dot(a, e2)])
     b2 = jnp.stack([jnp.dot(b, e1), jnp.dot(b, e2)])
-    arc = _shorter(a2, b2, radius)
+    side2 = None if side is None else jnp.stack([jnp.dot(side, e1), jnp.dot(side, e2)])
+    arc, touches = _wrap(a2, b2, radius, side2)
     p2, t2 = arc.point_and_direction(radius)
-    touches = _segment_meets_disk(a2, b2, radius)
     return touches, p2[0] * e1 + p2[1] * e2, t2[0] * e1 + t2[1] * e2, radius * arc.turn
 
 
 def cylinder_shortest_wrap(
-    radius: Float[Array, ""], a: Float[Array, "3"], b: Float[Array, "3"]
+    radius: Float[Array, ""], a: Float[Array, "3"], b: Float[Array, "3"], side: Float[Array, "3"] | None = None
 ) -> tuple[Bool[Array, ""], Float[Array, "3"], Float[Array, "3"], Float[Array, ""]]:
-    """``(touches, P, t_P, ℓ)`` of the shortest path from `a` to `b` around the cylinder
-    of radius `radius` about z: the planar wrap of the cross-section, climbing at the
-    constant slope of the developed straight line (a helix on the surface)."""
-    arc = _shorter(a[:2], b[:2], radius)
+    """``(touches, P, t_P, ℓ)`` of the shortest path from `a` to `b` (on the side of
+    `side` if given) around the cylinder of radius `radius` about z: the planar wrap of
+    the cross-section, climbing at the constant slope of the developed straight line (a
+    helix on the surface)."""
+    arc, touches = _wrap(a[:2], b[:2], radius, None if side is None else side[:2])
     p2, t2 = arc.point_and_direction(radius)
     across = positive_or_one(arc.length)  # > 0 for end points outside the cylinder
     rise = b[2] - a[2]
@@ -101,5 +133,4 @@ def cylinder_shortest_wrap(
     z_P = a[2] + rise * arc.tangent_a / across
     point = jnp.stack([p2[0], p2[1], z_P])
     tangent = jnp.stack([t2[0] * across / total, t2[1] * across / total, rise / total])
-    touches = _segment_meets_disk(a[:2], b[:2], radius)
     return touches, point, tangent, radius * arc.turn * total / across

@@ -86,13 +86,15 @@ class Sphere(AbstractSurface):
         )
 
     def shortest_wrap(
-        self, a: Float[Array, "3"], b: Float[Array, "3"], hint: Float[Array, "3"]
+        self, a: Float[Array, "3"], b: Float[Array, "3"], hint: Float[Array, "3"], side: Float[Array, "3"] | None = None
     ) -> tuple[Bool[Array, ""], Float[Array, "3"], Float[Array, "3"], Float[Array, ""]]:
         """The shortest path from `a` to `b` (in S, both outside) in closed form
         (docs/surfaces.md#shortest-wrap): ``(touches, P, t_P, ℓ)``, whether it touches the
         surface, and if so its first contact point, its direction there and the arc length
-        of its geodesic. `hint` picks the plane where every plane is shortest."""
-        return sphere_shortest_wrap(self.radius, a, b, hint)
+        of its geodesic. `hint` picks the plane where every plane is shortest. With a wrap
+        `side` (a point in S) the path keeps to that side, wrapping round where the
+        straight line passes on the other (docs/cable.md#wrap-side)."""
+        return sphere_shortest_wrap(self.radius, a, b, hint, side)
 
     def geodesic_points(
         self,
