@@ -9,10 +9,14 @@ model, cable or surface first (``jw.solve_cable(cable, body_poses)``), so `jax.j
 from . import modular as modular
 from ._cable import (
     CablePath as CablePath,
+    CableSet as CableSet,
+    CableSetPath as CableSetPath,
     CableSettings as CableSettings,
     CableSpan as CableSpan,
+    cable_lengths as cable_lengths,
     moment_arms as moment_arms,
     solve_cable as solve_cable,
+    solve_cables as solve_cables,
 )
 from ._contact import (
     AbstractDifferentiableFunction as AbstractDifferentiableFunction,
@@ -30,6 +34,7 @@ from ._contact import (
     project as project,
 )
 from ._io._load import load_urdf as load_urdf
+from ._io._mjcf import load_mjcf as load_mjcf, q_to_qpos as q_to_qpos, qpos_to_q as qpos_to_q
 from ._kinematics import (
     RobotModel as RobotModel,
     RobotModelBuilder as RobotModelBuilder,

@@ -1,4 +1,4 @@
-"""The ``jaxwrap`` command line: ``jaxwrap demo``."""
+"""The ``jaxwrap`` command line: ``jaxwrap demo`` and ``jaxwrap tendons MODEL.xml``."""
 
 from __future__ import annotations
 
@@ -274,6 +274,97 @@ def _plot_design_demo(M, ex, space, config, z_start, q_start, result, best, data
     print(f"plot written to {path}", file=out)
 
 
+def run_tendons(path: str, num: int = 25, plot: str | None = "jaxwrap_tendons.png", out=None) -> None:
+    """Load a MuJoCo model's tendons, print each tendon's length and moment arms at the
+    model's reference pose (``qpos0``), and plot every tendon's moment arm about each
+    hinge or slide joint swept over its range (the others at the reference pose); all
+    sweeps are solved in one ``jit(vmap)`` call."""
+    import jax
+    import jax.numpy as jnp
+    import mujoco
+    import numpy as np
+
+    import jaxwrap as jw
+
+    out = sys.stdout if out is None else out
+    start = time.perf_counter()
+    mj_model = mujoco.MjModel.from_xml_path(path)
+    model, cables = jw.load_mjcf(mj_model)
+    q0 = jw.qpos_to_q(model, jnp.asarray(mj_model.qpos0))
+    joints = [
+        (name, start_q, start_v)
+        for name, kind, start_q, start_v in zip(
+            model.body_joint_names, model.body_joint_kinds, model.body_q_starts, model.body_v_starts
+        )
+        if kind in ("revolute", "prismatic")
+    ]
+    lower, upper = np.asarray(model.lower_position_limit), np.asarray(model.upper_position_limit)
+    configs = [np.asarray(q0)]
+    for _, iq, _ in joints:
+        lo = lower[iq] if np.isfinite(lower[iq]) else float(q0[iq]) - np.pi
+        hi = upper[iq] if np.isfinite(upper[iq]) else float(q0[iq]) + np.pi
+        for value in np.linspace(lo, hi, num):
+            q = np.array(q0)
+            q[iq] = value
+            configs.append(q)
+    configs = jnp.asarray(np.stack(configs))
+
+    @jax.jit
+    @functools.partial(jax.vmap, in_axes=(None, None, 0))
+    def evaluate(model, cables, q):
+        return jw.cable_lengths(model, cables, q), jw.moment_arms(model, cables, q)
+
+    lengths, arms = jax.block_until_ready(evaluate(model, cables, configs))
+    elapsed = time.perf_counter() - start
+    print(f"{model!r}\n{cables!r}: {cables.num_structures()} leg structures", file=out)
+    print(f"{len(configs)} configurations solved and differentiated in one jit(vmap) call: {elapsed:.1f} s\n", file=out)
+    print("reference pose (qpos0): length [mm], moment arms [mm] about the joints they cross", file=out)
+    for i, name in enumerate(cables.names):
+        crossed = [
+            f"{joint} {float(arms[0, i, iv]) * 1e3:+.3f}"
+            for joint, _, iv in joints
+            if abs(float(arms[0, i, iv])) > 1e-12
+        ]
+        print(f"  {name:<24} {float(lengths[0, i]) * 1e3:9.3f}   {', '.join(crossed) or '-'}", file=out)
+    if plot:
+        _plot_tendons(joints, cables.names, configs, arms, num, plot, out)
+
+
+def _plot_tendons(joints, names, configs, arms, num, path, out) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib is not installed: no plot written)", file=out)
+        return
+    import numpy as np
+
+    shown = joints[:12]
+    cols = min(3, len(shown))
+    rows = -(-len(shown) // cols) if shown else 1
+    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False)
+    for k, (joint, iq, iv) in enumerate(shown):
+        ax = axes[k // cols][k % cols]
+        block = slice(1 + k * num, 1 + (k + 1) * num)
+        x = np.asarray(configs[block, iq])
+        for i, name in enumerate(names):
+            y = np.asarray(arms[block, i, iv]) * 1e3
+            if np.any(np.abs(y) > 1e-9):
+                ax.plot(x, y, label=name)
+        ax.set_xlabel(f"{joint}")
+        ax.set_ylabel("moment arm -dL/dq [mm]")
+        ax.grid(True)
+        ax.legend(fontsize=6)
+    for k in range(len(shown), rows * cols):
+        axes[k // cols][k % cols].axis("off")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    print(f"\nplot written to {path}" + (f" (first 12 of {len(joints)} joints)" if len(joints) > 12 else ""), file=out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jaxwrap", description="jaxwrap command line")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -291,13 +382,19 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--plot", default=None, help="cable and design demos: PNG to write ('' for none)")
     demo.add_argument("--starts", type=int, default=8, help="design demo: number of random starts (default: 8)")
     demo.add_argument("--steps", type=int, default=1500, help="design demo: optimiser steps (default: 1500)")
+    tendons = sub.add_parser("tendons", help="lengths and moment arms of a MuJoCo model's tendons (needs mujoco)")
+    tendons.add_argument("model", help="path to an MJCF file")
+    tendons.add_argument("--num", type=int, default=25, help="points per joint sweep (default: 25)")
+    tendons.add_argument("--plot", default="jaxwrap_tendons.png", help="PNG to write ('' for none)")
     args = parser.parse_args(argv)
     # The demos run in double precision, scoped to the command (jaxwrap never changes the
     # global flag; the elbow's millimetre-scale ellipsoid needs float64 geodesics).
     import jax
 
     with jax.enable_x64(True):
-        if args.command == "demo":
+        if args.command == "tendons":
+            run_tendons(args.model, args.num, args.plot or None)
+        elif args.command == "demo":
             if args.which == "arm":
                 run_kinematics_demo(args.joint, args.num)
             elif args.which == "design":

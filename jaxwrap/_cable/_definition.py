@@ -113,6 +113,8 @@ class Obstacle(eqx.Module):
     contact_hint: Float[Array, "3"] | None  # in S; None: the obstacle starts lifted
     # A point in S the path keeps to (docs/cable.md#wrap-side); None: either side.
     side: Float[Array, "3"] | None = None
+    # The inside wrap (docs/cable.md#inside-wrap): the path only has to touch the solid.
+    inside: bool = eqx.field(static=True, default=False)
 
 
 class ViaPoint(eqx.Module):

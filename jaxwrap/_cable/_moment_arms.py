@@ -11,16 +11,17 @@ from jaxtyping import Array, ArrayLike, Float, Real
 from .._kinematics import RobotModel, forward_kinematics, integrate
 from ._definition import AbstractCableSpan
 from ._path import CablePath
+from ._set import CableSet, cable_set_moment_arms
 from ._solve import solve_cable
 from ._state import CurveState
 
 
 def moment_arms(
     model: RobotModel,
-    cable: AbstractCableSpan,
+    cable: AbstractCableSpan | CableSet,
     q: Real[ArrayLike, " nq"] | Sequence,
     warm_start: CablePath | CurveState | None = None,
-) -> Float[Array, " nv"]:
+) -> Float[Array, " nv"] | Float[Array, "n nv"]:
     """Moment arms of ``cable`` about every velocity coordinate of ``model`` at ``q``.
 
     ``r_k = -dL/dv_k``: the generalized force per unit tension that the cable applies to
@@ -33,12 +34,16 @@ def moment_arms(
     **Arguments:**
 
     - `model`: a `jaxwrap.RobotModel`.
-    - `cable`: a `jaxwrap.CableSpan` whose bodies index ``model``'s bodies.
+    - `cable`: a `jaxwrap.CableSpan` whose bodies index ``model``'s bodies, or a
+      `jaxwrap.CableSet`.
     - `q`: configuration (nq,).
     - `warm_start`: optional previous `CablePath` (see `jaxwrap.solve_cable`).
 
-    **Returns:** (nv,) moment arms (m for revolute, dimensionless for prismatic coordinates).
+    **Returns:** (nv,) moment arms (m for revolute, dimensionless for prismatic coordinates);
+    for a `jaxwrap.CableSet`, (n_cables, nv), one row per cable (``warm_start`` unused).
     """
+    if isinstance(cable, CableSet):
+        return cable_set_moment_arms(model, cable, q)
     q = model.check_q(q)
 
     def length(v):

@@ -153,6 +153,12 @@ def solve_cable(
             "jw.forward_kinematics(model, q); batch several with jax.vmap"
         )
     cable.check_bodies(body_poses.batch_shape[0])
+    inside = [i for i, o in enumerate(cable.obstacles) if o.inside]
+    if inside:
+        raise ValueError(
+            f"obstacle(s) {inside} are inside wraps, which solve_cable does not handle; put the cable in a "
+            "jw.CableSet and use jw.solve_cables (docs/cable.md#inside-wrap)"
+        )
     fixed_cable, fixed_poses = jax.lax.stop_gradient((cable, body_poses))
     scene_nodiff = build_scene(fixed_cable, fixed_poses)
     if warm_start is not None and cable.settings.use_warm_start:

@@ -88,6 +88,7 @@ class CableSpan(AbstractCableSpan):
         surface: AbstractSurface,
         contact_hint: ArrayLike | Sequence | None = None,
         side: ArrayLike | Sequence | None = None,
+        inside: bool = False,
     ) -> CableSpan:
         """Append an obstacle: ``surface`` placed at ``X_BS`` in ``body``.
 
@@ -99,6 +100,11 @@ class CableSpan(AbstractCableSpan):
         like MuJoCo's side site or OpenSim's wrap quadrant: a straight line passing on the
         other side is wrapped round to this one, and a path on the wrong side is not a
         solution (`RESULTS.wrong_side`); see docs/cable.md#wrap-side.
+
+        `inside=True` makes it MuJoCo's *inside wrap* (a side site inside the geom): the
+        path need only touch the solid, bending at one surface point where the straight
+        line misses it (docs/cable.md#inside-wrap). Spheres and cylinders, alone between
+        two path points; solved by `jaxwrap.solve_cables` (a `CableSet`).
         """
         where = f"obstacle {len(self.obstacles)}"
         body = _body(body, f"{where}: body")
@@ -111,7 +117,13 @@ class CableSpan(AbstractCableSpan):
             side = as_vector(side, 3, f"{where}: side")
             if not isinstance(side, jax.core.Tracer) and not np.any(np.asarray(side)):
                 raise ValueError(f"{where}: side must be a point away from the surface frame's origin, got (0, 0, 0)")
-        obstacle = Obstacle(body=body, X_BS=X_BS, surface=surface, contact_hint=hint, side=side)
+        if not isinstance(inside, (bool, np.bool_)):
+            raise ValueError(f"{where}: inside must be a bool, got {inside!r}")
+        if inside and not hasattr(surface, "shortest_touch"):
+            raise ValueError(
+                f"{where}: the inside wrap is implemented for spheres and cylinders, not {type(surface).__name__}"
+            )
+        obstacle = Obstacle(body=body, X_BS=X_BS, surface=surface, contact_hint=hint, side=side, inside=bool(inside))
         return self._replace(
             obstacles=self.obstacles + (obstacle,),
             elements=self.elements + (("obstacle", len(self.obstacles)),),

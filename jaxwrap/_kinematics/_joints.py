@@ -10,6 +10,7 @@ revolute     1     1   angle                                          angle rate
 continuous   2     1   (cos, sin)                                     angle rate
 prismatic    1     1   displacement                                   displacement rate
 floating     7     6   (x, y, z, qx, qy, qz, qw)                      (linear, angular)
+spherical    4     3   (qx, qy, qz, qw)                               angular
 planar       4     3   (x, y, cos, sin)                               (vx, vy, wz)
 fixed        0     0   -                                              -
 ========== ===== ===== ============================================== =====================
@@ -33,7 +34,16 @@ import jaxlie
 from jaxtyping import Array
 
 from .._misc import safe_normalize, skew
-from .._spatial import quaternion_to_rotation, rotation_to_quaternion, se2_exp, se2_log, se3_exp, se3_log
+from .._spatial import (
+    axis_angle_to_rotation,
+    quaternion_to_rotation,
+    rotation_to_axis_angle,
+    rotation_to_quaternion,
+    se2_exp,
+    se2_log,
+    se3_exp,
+    se3_log,
+)
 
 # Sampling range for random configurations of coordinates without finite limits
 # (free-flyer and planar translations; pinocchio would refuse infinite bounds).
@@ -216,6 +226,41 @@ FLOATING = JointKind(
 )
 
 
+# ---------------------------------------------------------------------------- spherical (SO(3))
+def _spherical_transform(q, axis):
+    return quaternion_to_rotation(q), jnp.zeros(3, dtype=q.dtype)
+
+
+def _spherical_integrate(q, v):
+    # q ⊕ v = R(q) exp(v), as pinocchio's SpecialOrthogonalOperation<3>; same hemisphere.
+    xyzw = rotation_to_quaternion(quaternion_to_rotation(q) @ axis_angle_to_rotation(v))
+    xyzw = jnp.where(jnp.dot(xyzw, q) < 0, -xyzw, xyzw)
+    return _renormalize(xyzw)
+
+
+def _spherical_difference(q0, q1):
+    R0, R1 = quaternion_to_rotation(q0), quaternion_to_rotation(q1)
+    return rotation_to_axis_angle(R0.T @ R1)
+
+
+def _spherical_random(key, lower, upper):
+    xyzw = jax.random.normal(key, (4,), dtype=jnp.result_type(lower))
+    return safe_normalize(xyzw, jnp.array([0.0, 0.0, 0.0, 1.0], dtype=xyzw.dtype))
+
+
+SPHERICAL = JointKind(
+    name="spherical",
+    nq=4,
+    nv=3,
+    transform=_spherical_transform,
+    motion_subspace=lambda axis: jnp.eye(6, 3, -3, dtype=axis.dtype),
+    integrate=_spherical_integrate,
+    difference=_spherical_difference,
+    neutral=lambda dtype: jnp.array([0, 0, 0, 1], dtype=dtype),
+    random=_spherical_random,
+)
+
+
 # ---------------------------------------------------------------------------- planar (SE(2))
 def _planar_transform(q, axis):
     rotation = rotation_about_axis(jnp.array([0.0, 0.0, 1.0], dtype=q.dtype), q[2], q[3])
@@ -279,7 +324,7 @@ FIXED = JointKind(
 
 
 JOINT_KINDS: dict[str, JointKind] = {
-    kind.name: kind for kind in (REVOLUTE, CONTINUOUS, PRISMATIC, FLOATING, PLANAR, FIXED)
+    kind.name: kind for kind in (REVOLUTE, CONTINUOUS, PRISMATIC, FLOATING, SPHERICAL, PLANAR, FIXED)
 }
 
 # Kinds whose axis is meaningful (and therefore must be a non-zero vector).

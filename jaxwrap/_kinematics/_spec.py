@@ -117,7 +117,8 @@ class ModelSpec:
         **Arguments:**
 
         - `kind`: ``"revolute"``, ``"continuous"``, ``"prismatic"``, ``"fixed"``,
-          ``"floating"`` or ``"planar"`` (motion in the joint frame's xy plane).
+          ``"floating"``, ``"spherical"`` (a ball joint, quaternion ``(x, y, z, w)``) or
+          ``"planar"`` (motion in the joint frame's xy plane).
         - `placement`: ``X_PJ``, the joint frame in the parent body (a `Transform` or 4x4).
         - `axis`: joint axis in the joint frame (revolute, continuous, prismatic);
           normalized here, must be non-zero.

@@ -13,6 +13,7 @@ from ._darboux import darboux_frame, geodesic_inputs
 from ._geodesic import Geodesic, make_geodesic
 from ._geodesic_ode import GeodesicIntegrator
 from ._shortest_wrap import cylinder_shortest_wrap
+from ._touch import cylinder_touch
 
 _X = (1.0, 0.0, 0.0)
 
@@ -107,6 +108,14 @@ class Cylinder(AbstractSurface):
         straight line passes on the other (docs/cable.md#wrap-side)."""
         del hint  # every shortest wrap of a cylinder is unique but for mirror ties
         return cylinder_shortest_wrap(self.radius, a, b, side)
+
+    def shortest_touch(
+        self, a: Float[Array, "3"], b: Float[Array, "3"]
+    ) -> tuple[Bool[Array, ""], Float[Array, "3"], Float[Array, ""]]:
+        """The inside wrap (MuJoCo's side site inside the geom): the shortest path from `a`
+        to `b` (in S) that reaches the solid, ``(touches, t, length)``; where it bends, it
+        touches the surface at ``t`` (docs/surfaces.md#inside-wrap)."""
+        return cylinder_touch(self.radius, a, b)
 
     def geodesic_points(
         self,

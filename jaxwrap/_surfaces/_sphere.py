@@ -13,6 +13,7 @@ from ._darboux import darboux_frame, geodesic_inputs
 from ._geodesic import Geodesic, make_geodesic
 from ._geodesic_ode import GeodesicIntegrator
 from ._shortest_wrap import sphere_shortest_wrap
+from ._touch import sphere_touch
 
 _X = (1.0, 0.0, 0.0)
 
@@ -95,6 +96,14 @@ class Sphere(AbstractSurface):
         `side` (a point in S) the path keeps to that side, wrapping round where the
         straight line passes on the other (docs/cable.md#wrap-side)."""
         return sphere_shortest_wrap(self.radius, a, b, hint, side)
+
+    def shortest_touch(
+        self, a: Float[Array, "3"], b: Float[Array, "3"]
+    ) -> tuple[Bool[Array, ""], Float[Array, "3"], Float[Array, ""]]:
+        """The inside wrap (MuJoCo's side site inside the geom): the shortest path from `a`
+        to `b` (in S) that reaches the solid, ``(touches, t, length)``; where it bends, it
+        touches the surface at ``t`` (docs/surfaces.md#inside-wrap)."""
+        return sphere_touch(self.radius, a, b)
 
     def geodesic_points(
         self,

@@ -1,0 +1,409 @@
+"""`CableSet`: named cables over one model, solved in as few compiled programs as possible.
+
+A cable of the set is a sum of *branches*, each a `CableSpan` whose length is divided by
+its *divisor* (MuJoCo's pulleys), plus an optional term linear in ``q`` (MuJoCo's fixed
+tendons). Via points cut every branch into legs that are solved independently
+(docs/cable.md), so the set is solved leg by leg: each leg becomes a small `CableSpan`
+of its own, its bodies renumbered locally (0 = its start point, then its obstacles, then
+its end point), and legs of the same structure (obstacle count, surface kinds, hints and
+sides present, settings) are stacked and solved by one `jax.vmap` of `solve_cable`.
+Compile time therefore grows with the number of distinct leg *structures*: a MuJoCo
+model has at most three (straight legs, one sphere, one cylinder), however many tendons
+it has. See docs/cable-sets.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, ArrayLike, Float, Real
+
+from .._kinematics import RobotModel, forward_kinematics, integrate
+from .._misc import as_float_array
+from .._results import RESULTS
+from .._spatial import Transform
+from ._definition import AbstractCableSpan
+from ._path import CablePath
+from ._solve import _valid_input, solve_cable
+from ._span import CableSpan
+
+
+@dataclasses.dataclass(frozen=True)
+class _LegPlan:
+    """Where one leg comes from: cable, branch, its end points and its obstacles."""
+
+    cable: int
+    branch: int
+    start: tuple[str, int]  # ("origin", 0) or ("via", j)
+    end: tuple[str, int]  # ("via", j) or ("termination", 0)
+    obstacles: tuple[int, ...]
+
+
+def _point(span: AbstractCableSpan, ref: tuple[str, int]) -> tuple[int, Array]:
+    kind, index = ref
+    if kind == "origin":
+        return span.origin_body, span.origin_station
+    if kind == "termination":
+        return span.termination_body, span.termination_station
+    via = span.via_points[index]
+    return via.body, via.station
+
+
+def _leg_refs(span: AbstractCableSpan) -> list[tuple[tuple[str, int], tuple[str, int], tuple[int, ...]]]:
+    refs, start, current = [], ("origin", 0), []
+    for kind, index in span.elements:
+        if kind == "via":
+            refs.append((start, ("via", index), tuple(current)))
+            start, current = ("via", index), []
+        else:
+            current.append(index)
+    refs.append((start, ("termination", 0), tuple(current)))
+    return refs
+
+
+def _leg_span(span: AbstractCableSpan, plan: _LegPlan) -> tuple[CableSpan, np.ndarray]:
+    """The leg as a `CableSpan` over local bodies, and the model body of each local one."""
+    start_body, start_station = _point(span, plan.start)
+    end_body, end_station = _point(span, plan.end)
+    m = len(plan.obstacles)
+    obstacles = tuple(dataclasses.replace(span.obstacles[i], body=k + 1) for k, i in enumerate(plan.obstacles))
+    leg = CableSpan(
+        0,
+        start_station,
+        m + 1,
+        end_station,
+        obstacles=obstacles,
+        elements=tuple(("obstacle", k) for k in range(m)),
+        settings=span.settings,
+    )
+    bodies = np.array([start_body, *(span.obstacles[i].body for i in plan.obstacles), end_body])
+    return leg, bodies
+
+
+def _structure_key(tree) -> tuple:
+    leaves, treedef = jax.tree.flatten(tree)
+    return treedef, tuple((jnp.shape(x), jnp.result_type(x)) for x in leaves)
+
+
+def _is_touch(leg: AbstractCableSpan) -> bool:
+    return len(leg.obstacles) == 1 and leg.obstacles[0].inside
+
+
+class TouchPath(eqx.Module):
+    """A solved inside-wrap leg (docs/cable.md#inside-wrap), batched like a `CablePath`:
+    ``length``, ``touches`` (whether the path bends at the surface), ``point`` (that
+    surface point in ground; meaningless where it does not touch) and ``result``."""
+
+    length: Float[Array, "*batch"]
+    touches: Array
+    point: Float[Array, "*batch 3"]
+    result: RESULTS
+
+    @property
+    def converged(self):
+        return jnp.asarray(self.result == RESULTS.successful)
+
+
+def solve_touch(leg: AbstractCableSpan, body_poses: Transform) -> TouchPath:
+    """Solve a leg whose only obstacle is an inside wrap, over local poses (start,
+    obstacle, end); invalid input gives NaN and `RESULTS.invalid_input`."""
+    obstacle = leg.obstacles[0]
+    X_GS = body_poses[obstacle.body] @ obstacle.X_BS
+    a = body_poses[leg.origin_body].apply(leg.origin_station)
+    b = body_poses[leg.termination_body].apply(leg.termination_station)
+    S_from_G = X_GS.inverse()
+    touches, t, length = obstacle.surface.shortest_touch(S_from_G.apply(a), S_from_G.apply(b))
+    valid = _valid_input(leg, body_poses)
+    result = RESULTS.where(valid, RESULTS.successful, RESULTS.invalid_input)
+    return TouchPath(
+        length=jnp.where(valid, length, jnp.nan),
+        touches=touches & valid,
+        point=jnp.where(valid, X_GS.apply(t), jnp.nan),
+        result=result,
+    )
+
+
+class CableSet(eqx.Module):
+    """Named cables over one model (a pytree; `jaxwrap.load_mjcf` builds one from a file).
+
+    Cable ``i`` has length ``sum_b L(branches[i][b]) / divisors[i][b] + coefficients[i] @ q``:
+    its branches are `CableSpan`s (MuJoCo's pulleys start a new branch with a new
+    divisor), and the optional linear term in the model's ``q`` is a MuJoCo fixed tendon.
+
+    **Arguments:**
+
+    - `names`: one name per cable (unique).
+    - `branches`: per cable, a tuple of `CableSpan` (empty for a purely linear cable).
+    - `divisors`: per cable, one positive divisor per branch (default all 1).
+    - `coefficients`: ``(n_cables, nq)`` linear coefficients, or None (no linear terms).
+
+    `CableSet.from_cables({"name": cable, ...})` is the short form for one branch each.
+    Solve with `jaxwrap.solve_cables`, `jaxwrap.cable_lengths`, `jaxwrap.moment_arms`.
+    """
+
+    names: tuple[str, ...] = eqx.field(static=True)
+    branches: tuple[tuple[CableSpan, ...], ...]
+    divisors: tuple[Float[Array, " k"], ...]
+    coefficients: Float[Array, "n nq"] | None = None
+    # Which cables have a linear term (static, so solving without q knows whom it affects).
+    linear: tuple[bool, ...] = eqx.field(static=True, default=())
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        branches: Sequence[Sequence[CableSpan]],
+        divisors: Sequence[ArrayLike | Sequence] | None = None,
+        coefficients: ArrayLike | None = None,
+    ):
+        names = tuple(names)
+        if len(set(names)) != len(names):
+            duplicates = sorted({n for n in names if names.count(n) > 1})
+            raise ValueError(f"CableSet: cable names must be unique, repeated: {duplicates}")
+        if not all(isinstance(n, str) for n in names):
+            raise ValueError("CableSet: every cable name must be a string")
+        branches = tuple(tuple(b) for b in branches)
+        if len(branches) != len(names):
+            raise ValueError(f"CableSet: {len(names)} names but {len(branches)} branch lists")
+        for name, spans in zip(names, branches):
+            for b, span in enumerate(spans):
+                if not isinstance(span, AbstractCableSpan):
+                    raise ValueError(f"cable {name!r}: branch {b} is not a jaxwrap.CableSpan")
+        if divisors is None:
+            divisors = [np.ones(len(spans)) for spans in branches]
+        if len(divisors) != len(names):
+            raise ValueError(f"CableSet: {len(names)} names but {len(divisors)} divisor lists")
+        checked = []
+        for name, spans, div in zip(names, branches, divisors):
+            div = as_float_array(div)
+            if div.shape != (len(spans),):
+                raise ValueError(f"cable {name!r}: needs {len(spans)} divisors (one per branch), got shape {div.shape}")
+            if not isinstance(div, jax.core.Tracer) and not np.all(np.asarray(div) > 0):
+                raise ValueError(f"cable {name!r}: divisors must be positive, got {np.asarray(div).tolist()}")
+            checked.append(div)
+        linear = (False,) * len(names)
+        if coefficients is not None:
+            coefficients = as_float_array(coefficients)
+            if coefficients.ndim != 2 or coefficients.shape[0] != len(names):
+                raise ValueError(f"CableSet: coefficients must have shape (n_cables, nq), got {coefficients.shape}")
+            if isinstance(coefficients, jax.core.Tracer):
+                linear = (True,) * len(names)
+            else:
+                linear = tuple(bool(x) for x in np.any(np.asarray(coefficients) != 0, axis=1))
+        for name, spans, is_linear in zip(names, branches, linear):
+            if not spans and not is_linear:
+                raise ValueError(f"cable {name!r} has neither branches nor linear coefficients")
+            for b, span in enumerate(spans):
+                for _, _, obstacles in _leg_refs(span):
+                    if len(obstacles) > 1 and any(span.obstacles[i].inside for i in obstacles):
+                        raise ValueError(
+                            f"cable {name!r}, branch {b}: an inside-wrap obstacle must be alone between two "
+                            f"path points, but obstacles {list(obstacles)} share a leg"
+                        )
+        self.names = names
+        self.branches = branches
+        self.divisors = tuple(checked)
+        self.coefficients = coefficients
+        self.linear = linear
+
+    @classmethod
+    def from_cables(cls, cables: Mapping[str, CableSpan]) -> CableSet:
+        """One `CableSpan` per name, divisor 1, no linear term."""
+        return cls(tuple(cables), [(c,) for c in cables.values()])
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def index(self, name: str) -> int:
+        if name not in self.names:
+            raise KeyError(f"no cable named {name!r}; cables: {list(self.names)}")
+        return self.names.index(name)
+
+    def __getitem__(self, name: str) -> tuple[CableSpan, ...]:
+        """The branches of cable ``name``."""
+        return self.branches[self.index(name)]
+
+    def legs(self) -> tuple[_LegPlan, ...]:
+        """Every leg of every branch, in cable, branch and path order (static)."""
+        return tuple(
+            _LegPlan(i, b, start, end, obstacles)
+            for i, spans in enumerate(self.branches)
+            for b, span in enumerate(spans)
+            for start, end, obstacles in _leg_refs(span)
+        )
+
+    def num_structures(self) -> int:
+        """How many distinct leg structures (compiled solver programs) the set needs."""
+        keys = {_structure_key(_leg_span(self.branches[p.cable][p.branch], p)[0]) for p in self.legs()}
+        return len(keys)
+
+    def __repr__(self) -> str:
+        linear = "" if self.coefficients is None else ", with linear terms"
+        return f"CableSet({len(self.names)} cables, {len(self.legs())} legs{linear})"
+
+
+class CableSetPath(eqx.Module):
+    """The solved legs of a `CableSet` and the per-cable summaries (a pytree).
+
+    - `length`: (n_cables,) total lengths (NaN for a cable with a linear term when no
+      ``q`` was given to `solve_cables`);
+    - `result`: per cable, the first failure over its legs (else successful);
+      `converged` is ``result == RESULTS.successful``;
+    - `groups`: one batched `CablePath` per leg structure, leading axis = its legs
+      (a `TouchPath` for inside-wrap legs); `leg_paths(name)` picks out a cable's legs.
+    """
+
+    names: tuple[str, ...] = eqx.field(static=True)
+    plans: tuple[tuple[_LegPlan, ...], ...] = eqx.field(static=True)
+    groups: tuple[CablePath | TouchPath, ...]
+    length: Float[Array, " n"]
+    result: RESULTS
+
+    @property
+    def converged(self):
+        return jnp.asarray(self.result == RESULTS.successful)
+
+    def obstacle_contact(self, name: str) -> list:
+        """Per obstacle of cable ``name`` (branches in order, path order within each),
+        whether the path touches it: a curve in contact, or an inside wrap that bends."""
+        flags = []
+        for leg in self.leg_paths(name):
+            if isinstance(leg, TouchPath):
+                flags.append(leg.touches)
+            else:
+                flags.extend(leg.in_contact[..., k] for k in range(leg.in_contact.shape[-1]))
+        return flags
+
+    def leg_paths(self, name: str) -> list[CablePath | TouchPath]:
+        """The legs of cable ``name`` in branch and path order, each a `CablePath` in its
+        leg's local bodies (0 = start point, then the obstacles, then the end point)."""
+        cable = self.names.index(name)
+        found = []
+        for group, plans in zip(self.groups, self.plans):
+            for member, plan in enumerate(plans):
+                if plan.cable == cable:
+                    found.append(((plan.branch, plan.start), jax.tree.map(lambda x, m=member: x[m], group)))
+        return [
+            path for _, path in sorted(found, key=lambda item: (item[0][0], item[0][1][0] != "origin", item[0][1][1]))
+        ]
+
+
+def _gather(body_poses: Transform, bodies: np.ndarray) -> Transform:
+    return Transform(body_poses.rotation[bodies], body_poses.translation[bodies])
+
+
+def solve_cables(
+    cables: CableSet,
+    body_poses: Transform,
+    q: Real[ArrayLike, " nq"] | None = None,
+    *,
+    warm_start: CableSetPath | None = None,
+) -> CableSetPath:
+    """Solve every cable of `cables` at ``body_poses`` (docs/cable-sets.md).
+
+    Legs of the same structure are stacked and solved by one `jax.vmap` of
+    `jaxwrap.solve_cable`, so ``jax.jit(jw.solve_cables)`` compiles one solver program
+    per leg structure, not per cable.
+
+    **Arguments:**
+
+    - `cables`: a `jaxwrap.CableSet` whose body indices index ``body_poses``.
+    - `body_poses`: ``X_GB`` of every body, leading axis ``n_bodies``.
+    - `q`: the configuration, needed only for cables with a linear term (fixed tendons);
+      without it their length is NaN and their result `invalid_input`.
+    - `warm_start`: a previous `CableSetPath` of the same set.
+
+    **Returns:** a `CableSetPath`; ``.length`` has shape (n_cables,).
+    """
+    if not isinstance(cables, CableSet):
+        raise ValueError(f"cables must be a jaxwrap.CableSet, got {type(cables).__name__}")
+    if not isinstance(body_poses, Transform) or len(body_poses.batch_shape) != 1:
+        raise ValueError("body_poses must be a Transform with one leading axis (n_bodies,); batch with jax.vmap")
+    n_bodies = body_poses.batch_shape[0]
+    for spans in cables.branches:
+        for span in spans:
+            span.check_bodies(n_bodies)
+
+    groups: dict[tuple, list] = {}
+    for plan in cables.legs():
+        leg, bodies = _leg_span(cables.branches[plan.cable][plan.branch], plan)
+        groups.setdefault(_structure_key(leg), []).append((plan, leg, bodies))
+    if warm_start is not None and len(warm_start.groups) != len(groups):
+        raise ValueError("warm_start must be a CableSetPath of the same CableSet")
+
+    dtype = body_poses.translation.dtype
+    n = len(cables.names)
+    length = jnp.zeros(n, dtype)
+    failures = [[] for _ in range(n)]
+    paths, plans = [], []
+    for g, members in enumerate(groups.values()):
+        stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *(leg for _, leg, _ in members))
+        poses = _gather(body_poses, np.stack([bodies for _, _, bodies in members]))
+        warm = None if warm_start is None else warm_start.groups[g]
+        if _is_touch(members[0][1]):
+            path = jax.vmap(solve_touch)(stacked, poses)
+        elif warm is None:
+            path = jax.vmap(lambda c, p: solve_cable(c, p))(stacked, poses)
+        else:
+            path = jax.vmap(lambda c, p, w: solve_cable(c, p, warm_start=w))(stacked, poses, warm)
+        owners = np.array([plan.cable for plan, _, _ in members])
+        divisor = jnp.stack([cables.divisors[plan.cable][plan.branch] for plan, _, _ in members])
+        length = length.at[owners].add(path.length / divisor)
+        for member, (plan, _, _) in enumerate(members):
+            failures[plan.cable].append(jax.tree.map(lambda x, m=member: x[m], path.result))
+        paths.append(path)
+        plans.append(tuple(plan for plan, _, _ in members))
+
+    if any(cables.linear):
+        if q is None:
+            length = jnp.where(jnp.asarray(cables.linear), jnp.nan, length)
+            valid_q = jnp.asarray(False)
+        else:
+            q = as_float_array(q)
+            if q.shape != (cables.coefficients.shape[1],):
+                raise ValueError(f"q must have shape ({cables.coefficients.shape[1]},), got {q.shape}")
+            length = length + cables.coefficients @ q
+            valid_q = jnp.all(jnp.isfinite(q))
+        for i in np.flatnonzero(cables.linear):
+            failures[i].insert(0, RESULTS.where(valid_q, RESULTS.successful, RESULTS.invalid_input))
+
+    # A NaN length (invalid input) gets NaN derivatives too, not zeros: multiply by a factor
+    # that is 1 or NaN and carries no derivative of its own.
+    length = length * jax.lax.stop_gradient(jnp.where(jnp.isnan(length), jnp.nan, 1.0))
+
+    results = []
+    for cable_failures in failures:
+        result = RESULTS.successful
+        for failure in reversed(cable_failures):
+            result = RESULTS.where(failure != RESULTS.successful, failure, result)
+        results.append(RESULTS.where(jnp.asarray(True), result, result))
+    result = jax.tree.map(lambda *xs: jnp.stack(xs), *results)
+    return CableSetPath(names=cables.names, plans=tuple(plans), groups=tuple(paths), length=length, result=result)
+
+
+def cable_lengths(model: RobotModel, cables: CableSet, q: Real[ArrayLike, " nq"] | Sequence) -> Float[Array, " n"]:
+    """Length of every cable of `cables` at configuration ``q`` of `model`, shape
+    (n_cables,): the solved branches over ``forward_kinematics(model, q)`` plus the linear
+    (fixed-tendon) terms."""
+    q = model.check_q(q)
+    return solve_cables(cables, forward_kinematics(model, q), q).length
+
+
+def cable_set_moment_arms(
+    model: RobotModel, cables: CableSet, q: Real[ArrayLike, " nq"] | Sequence
+) -> Float[Array, "n nv"]:
+    """``-dL/dv`` of every cable along ``model.integrate``, shape (n_cables, nv); forward
+    mode when ``nv`` is at most the number of cables, reverse mode otherwise."""
+    q = model.check_q(q)
+
+    def lengths(v):
+        q_v = integrate(model, q, v)
+        return solve_cables(cables, forward_kinematics(model, q_v), q_v).length
+
+    v0 = jnp.zeros(model.nv, dtype=jnp.result_type(q, float))
+    jac = jax.jacfwd if model.nv <= len(cables.names) else jax.jacrev
+    return -jac(lengths)(v0)
