@@ -14,6 +14,7 @@ from ._cable import (
     CableSettings as CableSettings,
     CableSpan as CableSpan,
     cable_lengths as cable_lengths,
+    cable_lengths_and_moment_arms as cable_lengths_and_moment_arms,
     moment_arms as moment_arms,
     solve_cable as solve_cable,
     solve_cables as solve_cables,

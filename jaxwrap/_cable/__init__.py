@@ -16,6 +16,7 @@ from ._set import (
     CableSet as CableSet,
     CableSetPath as CableSetPath,
     cable_lengths as cable_lengths,
+    cable_lengths_and_moment_arms as cable_lengths_and_moment_arms,
     solve_cables as solve_cables,
 )
 from ._solve import solve_cable as solve_cable

@@ -27,6 +27,7 @@ from .._spatial import Transform
 from .._surfaces import AbstractSurface, TouchdownSearch
 
 ALGORITHMS = ("minimum_length", "scholz2015")
+WRAPS = ("shortest", "inside", "mujoco")
 COLD_STARTS = ("candidates", "hints")
 
 
@@ -113,8 +114,14 @@ class Obstacle(eqx.Module):
     contact_hint: Float[Array, "3"] | None  # in S; None: the obstacle starts lifted
     # A point in S the path keeps to (docs/cable.md#wrap-side); None: either side.
     side: Float[Array, "3"] | None = None
-    # The inside wrap (docs/cable.md#inside-wrap): the path only has to touch the solid.
-    inside: bool = eqx.field(static=True, default=False)
+    # How the path passes it: "shortest" (the solver's geodesic), or in closed form over
+    # one sphere or cylinder alone between two path points: "inside" (MuJoCo's inside
+    # wrap, docs/cable.md#inside-wrap) or "mujoco" (MuJoCo's rule, docs/cable-sets.md).
+    wrap: str = eqx.field(static=True, default="shortest")
+
+    @property
+    def closed_form(self) -> bool:
+        return self.wrap != "shortest"
 
 
 class ViaPoint(eqx.Module):

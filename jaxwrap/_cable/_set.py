@@ -23,11 +23,13 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float, Real
 
-from .._kinematics import RobotModel, forward_kinematics, integrate
-from .._misc import as_float_array
+from .._kinematics import RobotModel, forward_kinematics, integrate, jacobian_from_poses
+from .._misc import as_float_array, safe_norm
 from .._results import RESULTS
-from .._spatial import Transform
+from .._spatial import Transform, axis_angle_to_rotation
+from .._surfaces import Cylinder
 from ._definition import AbstractCableSpan
+from ._mujoco_wrap import mujoco_wrap
 from ._path import CablePath
 from ._solve import _valid_input, solve_cable
 from ._span import CableSpan
@@ -90,18 +92,20 @@ def _structure_key(tree) -> tuple:
     return treedef, tuple((jnp.shape(x), jnp.result_type(x)) for x in leaves)
 
 
-def _is_touch(leg: AbstractCableSpan) -> bool:
-    return len(leg.obstacles) == 1 and leg.obstacles[0].inside
+def _is_closed_form(leg: AbstractCableSpan) -> bool:
+    """Straight legs and legs over one closed-form obstacle need no solver."""
+    return not leg.obstacles or (len(leg.obstacles) == 1 and leg.obstacles[0].closed_form)
 
 
-class TouchPath(eqx.Module):
-    """A solved inside-wrap leg (docs/cable.md#inside-wrap), batched like a `CablePath`:
-    ``length``, ``touches`` (whether the path bends at the surface), ``point`` (that
-    surface point in ground; meaningless where it does not touch) and ``result``."""
+class ClosedFormPath(eqx.Module):
+    """A solved leg over one closed-form obstacle (``wrap="inside"`` or ``"mujoco"``),
+    batched like a `CablePath`: ``length``; ``in_contact``, whether the path wraps the
+    obstacle (or, inside wrap, bends at it); ``points`` (2, 3), its first and last contact
+    points in ground (equal for an inside wrap; meaningless without contact); ``result``."""
 
     length: Float[Array, "*batch"]
-    touches: Array
-    point: Float[Array, "*batch 3"]
+    in_contact: Array
+    points: Float[Array, "*batch 2 3"]
     result: RESULTS
 
     @property
@@ -109,21 +113,36 @@ class TouchPath(eqx.Module):
         return jnp.asarray(self.result == RESULTS.successful)
 
 
-def solve_touch(leg: AbstractCableSpan, body_poses: Transform) -> TouchPath:
-    """Solve a leg whose only obstacle is an inside wrap, over local poses (start,
-    obstacle, end); invalid input gives NaN and `RESULTS.invalid_input`."""
-    obstacle = leg.obstacles[0]
-    X_GS = body_poses[obstacle.body] @ obstacle.X_BS
+def solve_closed_form(leg: AbstractCableSpan, body_poses: Transform) -> ClosedFormPath:
+    """Solve a straight leg, or a leg whose only obstacle has a closed-form wrap, over
+    local poses (start, [obstacle,] end); invalid input gives NaN and
+    `RESULTS.invalid_input`."""
     a = body_poses[leg.origin_body].apply(leg.origin_station)
     b = body_poses[leg.termination_body].apply(leg.termination_station)
-    S_from_G = X_GS.inverse()
-    touches, t, length = obstacle.surface.shortest_touch(S_from_G.apply(a), S_from_G.apply(b))
     valid = _valid_input(leg, body_poses)
+    if not leg.obstacles:
+        return ClosedFormPath(
+            length=jnp.where(valid, safe_norm(b - a), jnp.nan),
+            in_contact=jnp.zeros((), bool),
+            points=jnp.where(valid, jnp.stack([a, b]), jnp.nan),
+            result=RESULTS.where(valid, RESULTS.successful, RESULTS.invalid_input),
+        )
+    obstacle = leg.obstacles[0]
+    X_GS = body_poses[obstacle.body] @ obstacle.X_BS
+    S_from_G = X_GS.inverse()
+    a_S, b_S = S_from_G.apply(a), S_from_G.apply(b)
+    if obstacle.wrap == "inside":
+        contact, t, length = obstacle.surface.shortest_touch(a_S, b_S)
+        P = Q = t
+    else:
+        cylinder = isinstance(obstacle.surface, Cylinder)
+        contact, P, Q, arc = mujoco_wrap(a_S, b_S, obstacle.surface.radius, cylinder, obstacle.side)
+        length = jnp.where(contact, safe_norm(P - a_S) + arc + safe_norm(b_S - Q), safe_norm(b_S - a_S))
     result = RESULTS.where(valid, RESULTS.successful, RESULTS.invalid_input)
-    return TouchPath(
+    return ClosedFormPath(
         length=jnp.where(valid, length, jnp.nan),
-        touches=touches & valid,
-        point=jnp.where(valid, X_GS.apply(t), jnp.nan),
+        in_contact=contact & valid,
+        points=jnp.where(valid, X_GS.apply(jnp.stack([P, Q])), jnp.nan),
         result=result,
     )
 
@@ -199,10 +218,10 @@ class CableSet(eqx.Module):
                 raise ValueError(f"cable {name!r} has neither branches nor linear coefficients")
             for b, span in enumerate(spans):
                 for _, _, obstacles in _leg_refs(span):
-                    if len(obstacles) > 1 and any(span.obstacles[i].inside for i in obstacles):
+                    if len(obstacles) > 1 and any(span.obstacles[i].closed_form for i in obstacles):
                         raise ValueError(
-                            f"cable {name!r}, branch {b}: an inside-wrap obstacle must be alone between two "
-                            f"path points, but obstacles {list(obstacles)} share a leg"
+                            f"cable {name!r}, branch {b}: a closed-form ('inside' or 'mujoco') obstacle must be "
+                            f"alone between two path points, but obstacles {list(obstacles)} share a leg"
                         )
         self.names = names
         self.branches = branches
@@ -254,12 +273,12 @@ class CableSetPath(eqx.Module):
     - `result`: per cable, the first failure over its legs (else successful);
       `converged` is ``result == RESULTS.successful``;
     - `groups`: one batched `CablePath` per leg structure, leading axis = its legs
-      (a `TouchPath` for inside-wrap legs); `leg_paths(name)` picks out a cable's legs.
+      (a `ClosedFormPath` for closed-form legs); `leg_paths(name)` picks out a cable's legs.
     """
 
     names: tuple[str, ...] = eqx.field(static=True)
     plans: tuple[tuple[_LegPlan, ...], ...] = eqx.field(static=True)
-    groups: tuple[CablePath | TouchPath, ...]
+    groups: tuple[CablePath | ClosedFormPath, ...]
     length: Float[Array, " n"]
     result: RESULTS
 
@@ -269,27 +288,45 @@ class CableSetPath(eqx.Module):
 
     def obstacle_contact(self, name: str) -> list:
         """Per obstacle of cable ``name`` (branches in order, path order within each),
-        whether the path touches it: a curve in contact, or an inside wrap that bends."""
+        whether the path touches it: a curve in contact, a closed-form wrap that wraps or
+        an inside wrap that bends."""
         flags = []
-        for leg in self.leg_paths(name):
-            if isinstance(leg, TouchPath):
-                flags.append(leg.touches)
+        for plan, leg in self._legs(name):
+            if isinstance(leg, ClosedFormPath):
+                flags.extend([leg.in_contact] if plan.obstacles else [])
             else:
                 flags.extend(leg.in_contact[..., k] for k in range(leg.in_contact.shape[-1]))
         return flags
 
-    def leg_paths(self, name: str) -> list[CablePath | TouchPath]:
-        """The legs of cable ``name`` in branch and path order, each a `CablePath` in its
-        leg's local bodies (0 = start point, then the obstacles, then the end point)."""
+    def leg_paths(self, name: str) -> list[CablePath | ClosedFormPath]:
+        """The legs of cable ``name`` in branch and path order: a `CablePath` in the leg's
+        local bodies (0 = start point, then the obstacles, then the end point), or a
+        `ClosedFormPath` for a straight or closed-form leg. Unbatched paths only."""
+        return [path for _, path in self._legs(name)]
+
+    def _legs(self, name: str) -> list:
         cable = self.names.index(name)
         found = []
         for group, plans in zip(self.groups, self.plans):
             for member, plan in enumerate(plans):
                 if plan.cable == cable:
-                    found.append(((plan.branch, plan.start), jax.tree.map(lambda x, m=member: x[m], group)))
-        return [
-            path for _, path in sorted(found, key=lambda item: (item[0][0], item[0][1][0] != "origin", item[0][1][1]))
-        ]
+                    found.append((plan, jax.tree.map(lambda x, m=member: x[m], group)))
+
+        def order(item):
+            plan = item[0]
+            return plan.branch, plan.start[0] != "origin", plan.start[1]
+
+        return sorted(found, key=order)
+
+
+def _grouped_legs(cables: CableSet) -> dict[tuple, list]:
+    """Every leg as ``(plan, local CableSpan, model body of each local body)``, grouped by
+    structure (insertion order: deterministic)."""
+    groups: dict[tuple, list] = {}
+    for plan in cables.legs():
+        leg, bodies = _leg_span(cables.branches[plan.cable][plan.branch], plan)
+        groups.setdefault(_structure_key(leg), []).append((plan, leg, bodies))
+    return groups
 
 
 def _gather(body_poses: Transform, bodies: np.ndarray) -> Transform:
@@ -328,10 +365,7 @@ def solve_cables(
         for span in spans:
             span.check_bodies(n_bodies)
 
-    groups: dict[tuple, list] = {}
-    for plan in cables.legs():
-        leg, bodies = _leg_span(cables.branches[plan.cable][plan.branch], plan)
-        groups.setdefault(_structure_key(leg), []).append((plan, leg, bodies))
+    groups = _grouped_legs(cables)
     if warm_start is not None and len(warm_start.groups) != len(groups):
         raise ValueError("warm_start must be a CableSetPath of the same CableSet")
 
@@ -344,8 +378,8 @@ def solve_cables(
         stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *(leg for _, leg, _ in members))
         poses = _gather(body_poses, np.stack([bodies for _, _, bodies in members]))
         warm = None if warm_start is None else warm_start.groups[g]
-        if _is_touch(members[0][1]):
-            path = jax.vmap(solve_touch)(stacked, poses)
+        if _is_closed_form(members[0][1]):
+            path = jax.vmap(solve_closed_form)(stacked, poses)
         elif warm is None:
             path = jax.vmap(lambda c, p: solve_cable(c, p))(stacked, poses)
         else:
@@ -393,17 +427,60 @@ def cable_lengths(model: RobotModel, cables: CableSet, q: Real[ArrayLike, " nq"]
     return solve_cables(cables, forward_kinematics(model, q), q).length
 
 
+def cable_lengths_and_moment_arms(
+    model: RobotModel, cables: CableSet, q: Real[ArrayLike, " nq"] | Sequence
+) -> tuple[Float[Array, " n"], Float[Array, "n nv"]]:
+    """Lengths (n_cables,) and moment arms ``-dL/dv`` (n_cables, nv) in one pass
+    (docs/cable-sets.md#moment-arms).
+
+    Each leg depends on the poses of at most a few bodies, so instead of pushing ``nv``
+    tangents through every leg, each leg's length is differentiated (reverse mode, one
+    backward pass per leg, legs of a structure under one `vmap`) with respect to a small
+    world-frame twist of each of its local bodies, and that gradient is chained with the
+    bodies' Jacobians (computed once): ``dL/dv = Σ_k g_k · J_{body_k}``. Invalid input
+    gives NaN lengths and NaN rows."""
+    q = model.check_q(q)
+    dtype = jnp.result_type(q, float)
+    poses = forward_kinematics(model, q)
+    jacobians = jax.vmap(lambda b: jacobian_from_poses(model, poses, b))(jnp.arange(model.num_bodies))
+    n = len(cables.names)
+    lengths = jnp.zeros(n, dtype)
+    gradient = jnp.zeros((n, model.nv), dtype)
+    for members in _grouped_legs(cables).values():
+        stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *(leg for _, leg, _ in members))
+        bodies = np.stack([b for _, _, b in members])
+        solve = solve_closed_form if _is_closed_form(members[0][1]) else solve_cable
+
+        def leg_length(leg, local, solve=solve):
+            # Invalid poses (NaN q) are swapped for the identity before the solve and the
+            # results set to NaN after, so no NaN reaches the solver's linear solves.
+            valid = jax.lax.stop_gradient(_valid_input(leg, local))
+            safe = jax.tree.map(lambda x, e: jnp.where(valid, x, e), local, Transform.identity(local.batch_shape, dtype))
+
+            def of_twists(twists):  # (k, 6): [linear, angular] in ground, about each body origin
+                rotation = axis_angle_to_rotation(twists[:, 3:]) @ safe.rotation
+                return solve(leg, Transform(rotation, safe.translation + twists[:, :3])).length
+
+            value, grad = jax.value_and_grad(of_twists)(jnp.zeros((bodies.shape[1], 6), dtype))
+            return jnp.where(valid, value, jnp.nan), jnp.where(valid, grad, jnp.nan)
+
+        value, grad = jax.vmap(leg_length)(stacked, _gather(poses, bodies))
+        owners = np.array([plan.cable for plan, _, _ in members])
+        divisor = jnp.stack([cables.divisors[plan.cable][plan.branch] for plan, _, _ in members])
+        lengths = lengths.at[owners].add(value / divisor)
+        rows = jnp.einsum("mkj,mkjv->mv", grad, jacobians[bodies]) / divisor[:, None]
+        gradient = gradient.at[owners].add(rows)
+    if any(cables.linear):
+        lengths = lengths + cables.coefficients @ q
+        dq_dv = jax.jacfwd(lambda v: integrate(model, q, v))(jnp.zeros(model.nv, dtype))
+        gradient = gradient + cables.coefficients @ dq_dv
+    invalid = jnp.isnan(lengths)
+    return lengths, jnp.where(invalid[:, None], jnp.nan, -gradient)
+
+
 def cable_set_moment_arms(
     model: RobotModel, cables: CableSet, q: Real[ArrayLike, " nq"] | Sequence
 ) -> Float[Array, "n nv"]:
-    """``-dL/dv`` of every cable along ``model.integrate``, shape (n_cables, nv); forward
-    mode when ``nv`` is at most the number of cables, reverse mode otherwise."""
-    q = model.check_q(q)
-
-    def lengths(v):
-        q_v = integrate(model, q, v)
-        return solve_cables(cables, forward_kinematics(model, q_v), q_v).length
-
-    v0 = jnp.zeros(model.nv, dtype=jnp.result_type(q, float))
-    jac = jax.jacfwd if model.nv <= len(cables.names) else jax.jacrev
-    return -jac(lengths)(v0)
+    """``-dL/dv`` of every cable along ``model.integrate``, shape (n_cables, nv)
+    (`cable_lengths_and_moment_arms`)."""
+    return cable_lengths_and_moment_arms(model, cables, q)[1]

@@ -153,11 +153,11 @@ def solve_cable(
             "jw.forward_kinematics(model, q); batch several with jax.vmap"
         )
     cable.check_bodies(body_poses.batch_shape[0])
-    inside = [i for i, o in enumerate(cable.obstacles) if o.inside]
-    if inside:
+    closed = [i for i, o in enumerate(cable.obstacles) if o.closed_form]
+    if closed:
         raise ValueError(
-            f"obstacle(s) {inside} are inside wraps, which solve_cable does not handle; put the cable in a "
-            "jw.CableSet and use jw.solve_cables (docs/cable.md#inside-wrap)"
+            f"obstacle(s) {closed} use a closed-form wrap ('inside' or 'mujoco'), which solve_cable does not "
+            "handle; put the cable in a jw.CableSet and use jw.solve_cables (docs/cable-sets.md)"
         )
     fixed_cable, fixed_poses = jax.lax.stop_gradient((cable, body_poses))
     scene_nodiff = build_scene(fixed_cable, fixed_poses)

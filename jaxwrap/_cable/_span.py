@@ -19,7 +19,7 @@ from .._misc import as_vector
 from .._results import RESULTS
 from .._spatial import Transform
 from .._surfaces import AbstractSurface
-from ._definition import AbstractCableSpan, CableSettings, Obstacle, ViaPoint
+from ._definition import WRAPS, AbstractCableSpan, CableSettings, Obstacle, ViaPoint
 from ._path import CablePath
 from ._solve import solve_cable
 from ._state import CurveState
@@ -88,7 +88,7 @@ class CableSpan(AbstractCableSpan):
         surface: AbstractSurface,
         contact_hint: ArrayLike | Sequence | None = None,
         side: ArrayLike | Sequence | None = None,
-        inside: bool = False,
+        wrap: str = "shortest",
     ) -> CableSpan:
         """Append an obstacle: ``surface`` placed at ``X_BS`` in ``body``.
 
@@ -101,10 +101,12 @@ class CableSpan(AbstractCableSpan):
         other side is wrapped round to this one, and a path on the wrong side is not a
         solution (`RESULTS.wrong_side`); see docs/cable.md#wrap-side.
 
-        `inside=True` makes it MuJoCo's *inside wrap* (a side site inside the geom): the
-        path need only touch the solid, bending at one surface point where the straight
-        line misses it (docs/cable.md#inside-wrap). Spheres and cylinders, alone between
-        two path points; solved by `jaxwrap.solve_cables` (a `CableSet`).
+        `wrap` says how the path passes it: ``"shortest"`` (default) solves the geodesic;
+        two closed forms for a sphere or cylinder alone between two path points, solved by
+        `jaxwrap.solve_cables` (a `CableSet`), reproduce MuJoCo: ``"inside"``, its *inside
+        wrap* (a side site inside the geom: the path need only reach the solid, bending at
+        one surface point, docs/cable.md#inside-wrap), and ``"mujoco"``, its choice among
+        the straight line and the two tangent wraps (docs/cable-sets.md#mujoco-rule).
         """
         where = f"obstacle {len(self.obstacles)}"
         body = _body(body, f"{where}: body")
@@ -117,13 +119,13 @@ class CableSpan(AbstractCableSpan):
             side = as_vector(side, 3, f"{where}: side")
             if not isinstance(side, jax.core.Tracer) and not np.any(np.asarray(side)):
                 raise ValueError(f"{where}: side must be a point away from the surface frame's origin, got (0, 0, 0)")
-        if not isinstance(inside, (bool, np.bool_)):
-            raise ValueError(f"{where}: inside must be a bool, got {inside!r}")
-        if inside and not hasattr(surface, "shortest_touch"):
+        if wrap not in WRAPS:
+            raise ValueError(f"{where}: wrap must be one of {WRAPS}, got {wrap!r}")
+        if wrap != "shortest" and not hasattr(surface, "shortest_touch"):
             raise ValueError(
-                f"{where}: the inside wrap is implemented for spheres and cylinders, not {type(surface).__name__}"
+                f"{where}: wrap={wrap!r} is a closed form for spheres and cylinders, not {type(surface).__name__}"
             )
-        obstacle = Obstacle(body=body, X_BS=X_BS, surface=surface, contact_hint=hint, side=side, inside=bool(inside))
+        obstacle = Obstacle(body=body, X_BS=X_BS, surface=surface, contact_hint=hint, side=side, wrap=wrap)
         return self._replace(
             obstacles=self.obstacles + (obstacle,),
             elements=self.elements + (("obstacle", len(self.obstacles)),),

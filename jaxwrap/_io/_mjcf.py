@@ -192,7 +192,7 @@ def _check_order(m, model: RobotModel, frame) -> None:
             )
 
 
-def _tendons(m, model: RobotModel, frame, settings: CableSettings | None) -> CableSet:
+def _tendons(m, model: RobotModel, frame, settings: CableSettings | None, wrap: str) -> CableSet:
     mujoco = _mujoco()
     WRAP = mujoco.mjtWrap
 
@@ -225,7 +225,7 @@ def _tendons(m, model: RobotModel, frame, settings: CableSettings | None) -> Cab
         for kind, obj, prm in zip([*types, int(WRAP.mjWRAP_PULLEY)], [*ids, -1], [*prms, 1.0]):
             if kind == int(WRAP.mjWRAP_PULLEY):
                 if current:
-                    spans.append(_branch(m, tendon, current, site, body_of, settings))
+                    spans.append(_branch(m, tendon, current, site, body_of, settings, wrap))
                     divs.append(divisor)
                 divisor, current = prm, []
             elif kind in (WRAP.mjWRAP_SITE, int(WRAP.mjWRAP_SPHERE), int(WRAP.mjWRAP_CYLINDER)):
@@ -238,7 +238,7 @@ def _tendons(m, model: RobotModel, frame, settings: CableSettings | None) -> Cab
     return CableSet(names, branches, divisors, linear)
 
 
-def _branch(m, tendon, elements, site, body_of, settings) -> CableSpan:
+def _branch(m, tendon, elements, site, body_of, settings, wrap) -> CableSpan:
     mujoco = _mujoco()
     WRAP = mujoco.mjtWrap
     if elements[0][0] != int(WRAP.mjWRAP_SITE) or elements[-1][0] != int(WRAP.mjWRAP_SITE) or len(elements) < 2:
@@ -268,13 +268,15 @@ def _branch(m, tendon, elements, site, body_of, settings) -> CableSpan:
             side = X_BS[:3, :3].T @ (side_point - X_BS[:3, 3])
         # MuJoCo's rule: a side site closer than the radius to the geom centre (3-D distance,
         # also for cylinders) makes the inside wrap.
-        inside = side is not None and bool(np.linalg.norm(side) < radius)
-        side = None if inside else side
-        cable = cable.add_obstacle(body, Transform.from_matrix(X_BS), surface, side=side, inside=inside)
+        if side is not None and bool(np.linalg.norm(side) < radius):
+            rule, side = "inside", None
+        else:
+            rule = "mujoco" if wrap == "mujoco" else "shortest"
+        cable = cable.add_obstacle(body, Transform.from_matrix(X_BS), surface, side=side, wrap=rule)
     return cable
 
 
-def load_mjcf(source, settings: CableSettings | None = None) -> tuple[RobotModel, CableSet]:
+def load_mjcf(source, settings: CableSettings | None = None, wrap: str = "mujoco") -> tuple[RobotModel, CableSet]:
     """Load the kinematic tree and tendons of a MuJoCo model.
 
     **Arguments:**
@@ -282,6 +284,12 @@ def load_mjcf(source, settings: CableSettings | None = None) -> tuple[RobotModel
     - `source`: a path to an MJCF file, its XML text, or a compiled ``mujoco.MjModel``.
       MuJoCo compiles it (an optional dependency: ``pip install 'jaxwrap[mujoco]'``).
     - `settings`: `CableSettings` for every tendon branch (default `CableSettings()`).
+    - `wrap`: ``"mujoco"`` (default) wraps each sphere and cylinder geom by MuJoCo's own
+      closed-form rule, so lengths and moment arms are MuJoCo's; ``"shortest"`` solves
+      the shortest path on the side site's side with the general solver, where MuJoCo's
+      rule and the shortest path differ and an end point inside a geom is a failure
+      (docs/cable-sets.md#mujoco-rule). Side sites inside the geom are MuJoCo's inside
+      wrap either way.
 
     **Returns:** ``(model, cables)``: a `RobotModel` whose ``q`` is MuJoCo's ``qpos``
     for hinge and slide joints (ball and free joints: see `qpos_to_q`), and a `CableSet`
@@ -297,7 +305,9 @@ def load_mjcf(source, settings: CableSettings | None = None) -> tuple[RobotModel
     spec, frame = _model_spec(m)
     model = RobotModel.from_spec(spec)
     _check_order(m, model, frame)
-    return model, _tendons(m, model, frame, settings)
+    if wrap not in ("mujoco", "shortest"):
+        raise ValueError(f"wrap must be 'mujoco' or 'shortest', got {wrap!r}")
+    return model, _tendons(m, model, frame, settings, wrap)
 
 
 def _quaternion_slots(model: RobotModel) -> list[int]:

@@ -1,16 +1,12 @@
 """MJCF tendons against MuJoCo: `jw.load_mjcf`, `jw.CableSet`, `jw.cable_lengths`,
 `jw.moment_arms` on the MyoSuite elbows and MuJoCo's own tendon test models.
 
-The numbers are MuJoCo's (``ten_length``, ``ten_J``, which geoms each path wrapped),
+The numbers are MuJoCo 3.17's (``ten_length``, ``ten_J``, which geoms each path wrapped),
 stored with the models by tests/reference/generate_mjcf_fixtures.py; ``mujoco`` is needed
-only to compile the XML (``jw.load_mjcf``). Where jaxwrap and MuJoCo answer different
-questions the test says so and counts the cases (docs/cable-sets.md#mujoco-semantics):
-
-- an end point inside a wrap circle: MuJoCo drops the wrap and runs a straight line
-  through the geom; jaxwrap reports `RESULTS.endpoint_inside_obstacle`;
-- a straight line that misses a sided geom on the side away from its side site: jaxwrap
-  wraps round to the side (forced wrap); MuJoCo 4.0 keeps the straight line in some of
-  these configurations.
+only to compile the XML (``jw.load_mjcf``). With the default ``wrap="mujoco"`` every
+number is MuJoCo's, everywhere. ``wrap="shortest"`` solves the shortest path on the side
+site's side instead; it agrees with MuJoCo wherever MuJoCo's path is that one
+(docs/cable-sets.md#mujoco-rule), which the last tests check and count.
 """
 
 import os
@@ -33,22 +29,16 @@ JACOBIAN_TOL = 1e-7
 pytestmark = pytest.mark.xdist_group("mjcf")
 
 
-def _load(name):
-    return jw.load_mjcf(os.path.join(DATA, f"{name}.xml"))
+def _load(name, wrap="mujoco"):
+    return jw.load_mjcf(os.path.join(DATA, f"{name}.xml"), wrap=wrap)
 
 
 def _evaluate(model, cables, q):
     """Lengths, ten_J (= dL/dq = -moment arms), result codes and per-obstacle contact."""
-
-    def lengths(v):
-        q_v = jw.integrate(model, q, v)
-        solution = jw.solve_cables(cables, jw.forward_kinematics(model, q_v), q_v)
-        return solution.length, solution
-
-    v0 = jnp.zeros(model.nv)
-    jacobian, solution = jax.jacfwd(lengths, has_aux=True)(v0)
+    length, arms = jw.cable_lengths_and_moment_arms(model, cables, q)
+    solution = jw.solve_cables(cables, jw.forward_kinematics(model, q), q)
     contact = [_stack_flags(solution.obstacle_contact(n)) for n in cables.names]
-    return solution.length, jacobian, solution.converged, contact
+    return length, -arms, solution.converged, contact
 
 
 def _stack_flags(flags):
@@ -105,57 +95,56 @@ def test_myosuite_elbow_matches_mujoco_everywhere(results):
         np.testing.assert_array_equal(r["contact"][t], flags)
 
 
-def test_one_dof_elbow_lengths_match_mujoco():
-    """The 1-dof elbow (the shoulder fixed: a body with no joint) at its 65 configurations."""
+def test_one_dof_elbow_shortest_paths_match_mujoco():
+    """The 1-dof elbow (the shoulder fixed: a body with no joint) at its 65 configurations,
+    solved as shortest paths with the general solver (``wrap="shortest"``): on this model
+    MuJoCo's rule always gives the shortest path on the side, so the lengths agree."""
     name = "myoelbow_1dof6muscles"
-    model, cables = _load(name)
+    model, cables = _load(name, wrap="shortest")
     assert model.nq == 1 and model.joint_names[-1] == "r_elbow_flex"
     lengths = jax.jit(jax.vmap(jw.cable_lengths, (None, None, 0)))(model, cables, FIXTURES[f"{name}/qpos"])
     np.testing.assert_allclose(np.asarray(lengths), FIXTURES[f"{name}/ten_length"], rtol=0, atol=LENGTH_TOL)
 
 
-def test_pulleys_fixed_tendons_and_several_wraps_match_mujoco(results):
-    """MuJoCo's pulley/fixed/site/wrap test model (7 tendons: pulleys with divisors 0.2 to
-    7, a fixed tendon, branches of three wraps each) and its tendon.xml (a slide joint,
-    pulleys, side sites): wherever jaxwrap reports success the numbers are MuJoCo's to
-    1e-9 m / 1e-7, and every failure is an end point inside a wrap circle, where MuJoCo
-    drops the wrap (its straight line crosses the geom)."""
-    for name, min_ok in (("mujoco_tendon", 1.0), ("mujoco_pulley_fixed_site_wrap", 0.95)):
+def test_pulleys_fixed_tendons_side_and_inside_wraps_match_mujoco(results):
+    """MuJoCo's test models: tendon.xml (a slide joint, pulleys, side sites),
+    pulley_fixed_site_wrap (pulleys with divisors 0.2 to 7, a fixed tendon, branches of
+    three wraps, end points inside wrap circles when the chain folds) and wrap_sidesite
+    (side sites inside the geoms, MuJoCo's inside wrap, and outside): every length to
+    1e-9 m and every ten_J entry to 1e-7 at all 140 configurations of each, and the same
+    geoms wrapped."""
+    for name in ("mujoco_tendon", "mujoco_pulley_fixed_site_wrap", "mujoco_wrap_sidesite"):
         r = results[name]
-        ok = r["ok"]
-        assert ok.mean() >= min_ok, (name, ok.mean())
-        L0, J0 = FIXTURES[f"{name}/ten_length"], FIXTURES[f"{name}/ten_J"]
-        np.testing.assert_allclose(r["length"][ok], L0[ok], rtol=0, atol=LENGTH_TOL)
-        np.testing.assert_allclose(r["J"][ok], J0[ok], rtol=0, atol=JACOBIAN_TOL)
-        # Every failure: MuJoCo did not wrap some geom of that tendon (it dropped the wrap).
+        assert r["ok"].all(), name
+        np.testing.assert_allclose(r["length"], FIXTURES[f"{name}/ten_length"], rtol=0, atol=LENGTH_TOL)
+        np.testing.assert_allclose(r["J"], FIXTURES[f"{name}/ten_J"], rtol=0, atol=JACOBIAN_TOL)
         for t, flags in enumerate(_geom_wrap_flags(name, r["cables"])):
-            failed = ~ok[:, t]
-            if flags.shape[1]:
-                assert not np.any(np.all(flags[failed], axis=1)), (name, t)
+            np.testing.assert_array_equal(r["contact"][t], flags)
+    inside = results["mujoco_wrap_sidesite"]["contact"]
+    inside_touches = np.concatenate([inside[0][:, [0, 2]].ravel(), inside[1][:, 1]])
+    assert inside_touches.any() and not inside_touches.all()  # both branches of the inside wrap
 
 
-def test_inside_wraps_and_side_sites_match_mujoco(results):
-    """MuJoCo's wrap_sidesite model: side sites inside the geoms (the inside wrap) and
-    outside. Inside wraps agree with MuJoCo wherever MuJoCo's path is the one jaxwrap
-    solves; the configurations that differ are all forced side wraps that MuJoCo 4.0
-    leaves straight (on the side away from the side site), counted here."""
+def test_shortest_paths_differ_from_mujoco_only_where_mujoco_is_not_shortest():
+    """``wrap="shortest"`` on MuJoCo's side-site model: where both touch the same geoms
+    the lengths agree to 1e-9 m. Elsewhere MuJoCo's rule is not the shortest path on the
+    side: it takes a tangent pair whose lines cross for the other one, or runs a straight
+    line through a geom an end point is inside (jaxwrap: `endpoint_inside_obstacle`)."""
     name = "mujoco_wrap_sidesite"
-    r = results[name]
-    L0, J0 = FIXTURES[f"{name}/ten_length"], FIXTURES[f"{name}/ten_J"]
-    flags = _geom_wrap_flags(name, r["cables"])
-    same = np.ones_like(r["ok"])
-    for t in range(len(flags)):
-        same[:, t] = np.all(r["contact"][t] == flags[t], axis=1)
-    agree = r["ok"] & same
-    assert agree.mean() > 0.95, agree.mean()
-    np.testing.assert_allclose(r["length"][agree], L0[agree], rtol=0, atol=LENGTH_TOL)
-    np.testing.assert_allclose(r["J"][agree], J0[agree], rtol=0, atol=JACOBIAN_TOL)
-    # Where the contact sets differ, jaxwrap wrapped a sided (outside) geom that MuJoCo did
-    # not: a forced wrap, longer than MuJoCo's straight line, never shorter.
-    differ = r["ok"] & ~same
-    assert np.all(r["length"][differ] > L0[differ])
-    inside_touches = np.concatenate([r["contact"][0][:, [0, 2]].ravel(), r["contact"][1][:, [1]].ravel()])
-    assert inside_touches.any() and not inside_touches.all()  # both branches of the inside wrap exercised
+    model, cables = _load(name, wrap="shortest")
+    qpos = FIXTURES[f"{name}/qpos"]
+
+    def evaluate(q):
+        solution = jw.solve_cables(cables, jw.forward_kinematics(model, q), q)
+        return solution.length, solution.converged, [_stack_flags(solution.obstacle_contact(n)) for n in cables.names]
+
+    length, ok, contact = jax.jit(jax.vmap(evaluate))(qpos)
+    length, ok = np.asarray(length), np.asarray(ok)
+    flags = _geom_wrap_flags(name, cables)
+    same = np.stack([np.all(np.asarray(contact[t]) == flags[t], axis=1) for t in range(len(flags))], axis=1)
+    agree = ok & same
+    np.testing.assert_allclose(length[agree], FIXTURES[f"{name}/ten_length"][agree], rtol=0, atol=LENGTH_TOL)
+    assert agree.sum() >= 400, agree.sum()  # of 420 tendon evaluations
 
 
 def test_cable_set_compiles_one_program_per_leg_structure():
@@ -241,22 +230,24 @@ def test_bad_input_and_errors(results):
     assert np.all(np.isnan(np.asarray(length)[::2])) and not np.any(np.asarray(ok)[::2])
     assert np.all(np.isnan(np.asarray(jac)[::2]))
     assert r["length"].shape == (140, 7)
-    with pytest.raises(ValueError, match="inside-wrap obstacle must be alone"):
+    with pytest.raises(ValueError, match="must be alone between two path points"):
         c = jw.CableSpan(0, [2.0, 0, 0], 0, [-2.0, 0, 0])
-        c = c.add_obstacle(0, jw.Transform.identity(), jw.Sphere(1.0), inside=True)
+        c = c.add_obstacle(0, jw.Transform.identity(), jw.Sphere(1.0), wrap="inside")
         c = c.add_obstacle(0, jw.Transform.from_translation([0, 0, 3.0]), jw.Sphere(1.0))
         jw.CableSet.from_cables({"x": c})
     with pytest.raises(ValueError, match="solve_cables"):
         jw.solve_cable(
             jw.CableSpan(0, [2.0, 0, 0], 0, [-2.0, 0, 0]).add_obstacle(
-                0, jw.Transform.identity(), jw.Sphere(1.0), inside=True
+                0, jw.Transform.identity(), jw.Sphere(1.0), wrap="mujoco"
             ),
             jw.Transform.identity((1,)),
         )
     with pytest.raises(ValueError, match="spheres and cylinders"):
         jw.CableSpan(0, [2.0, 0, 0], 0, [-2.0, 0, 0]).add_obstacle(
-            0, jw.Transform.identity(), jw.Ellipsoid([1.0, 1.0, 2.0]), inside=True
+            0, jw.Transform.identity(), jw.Ellipsoid([1.0, 1.0, 2.0]), wrap="inside"
         )
+    with pytest.raises(ValueError, match="wrap must be"):
+        jw.load_mjcf(os.path.join(DATA, "mujoco_tendon.xml"), wrap="nope")
     with pytest.raises(ValueError, match="unique"):
         jw.CableSet(["a", "a"], [(), ()], coefficients=np.ones((2, 1)))
 
@@ -295,3 +286,19 @@ def test_qpos_conversion_round_trips_for_ball_and_free_joints():
 
 def _unit(x):
     return x / np.linalg.norm(x)
+
+
+def test_tendons_command_prints_lengths_and_writes_the_plot(tmp_path):
+    """`jaxwrap tendons MODEL.xml`: a row per tendon at the reference pose, and the plot."""
+    import io
+
+    from jaxwrap.cli import run_tendons
+
+    out = io.StringIO()
+    plot = tmp_path / "tendons.png"
+    run_tendons(os.path.join(DATA, "mujoco_pulley_fixed_site_wrap.xml"), num=3, plot=str(plot), out=out)
+    text = out.getvalue()
+    rows = [line for line in text.splitlines() if line.startswith("  tendon")]
+    assert len(rows) == 7 and plot.exists()
+    # The fixed tendon's moment arms are its coefficients (-0.1, -0.2, -0.3 m about joints 0-2).
+    assert "joint0 -100.000, joint1 -200.000, joint2 -300.000" in rows[2]
