@@ -451,17 +451,18 @@ def cable_lengths_and_moment_arms(
         bodies = np.stack([b for _, _, b in members])
         solve = solve_closed_form if _is_closed_form(members[0][1]) else solve_cable
 
-        def leg_length(leg, local, solve=solve):
+        def leg_length(leg, local, solve=solve, num_local=bodies.shape[1]):
             # Invalid poses (NaN q) are swapped for the identity before the solve and the
             # results set to NaN after, so no NaN reaches the solver's linear solves.
             valid = jax.lax.stop_gradient(_valid_input(leg, local))
-            safe = jax.tree.map(lambda x, e: jnp.where(valid, x, e), local, Transform.identity(local.batch_shape, dtype))
+            identity = Transform.identity(local.batch_shape, dtype)
+            safe = jax.tree.map(lambda x, e: jnp.where(valid, x, e), local, identity)
 
             def of_twists(twists):  # (k, 6): [linear, angular] in ground, about each body origin
                 rotation = axis_angle_to_rotation(twists[:, 3:]) @ safe.rotation
                 return solve(leg, Transform(rotation, safe.translation + twists[:, :3])).length
 
-            value, grad = jax.value_and_grad(of_twists)(jnp.zeros((bodies.shape[1], 6), dtype))
+            value, grad = jax.value_and_grad(of_twists)(jnp.zeros((num_local, 6), dtype))
             return jnp.where(valid, value, jnp.nan), jnp.where(valid, grad, jnp.nan)
 
         value, grad = jax.vmap(leg_length)(stacked, _gather(poses, bodies))
