@@ -24,9 +24,9 @@ import numpy as np
 from jaxtyping import Array, ArrayLike, Float, Real
 
 from .._kinematics import RobotModel, forward_kinematics, integrate, jacobian_from_poses
-from .._misc import as_float_array, safe_norm
+from .._misc import all_finite, as_float_array, safe_norm, safe_normalize
 from .._results import RESULTS
-from .._spatial import Transform, axis_angle_to_rotation
+from .._spatial import Transform
 from .._surfaces import Cylinder
 from ._definition import AbstractCableSpan
 from ._mujoco_wrap import mujoco_wrap
@@ -113,13 +113,28 @@ class ClosedFormPath(eqx.Module):
         return jnp.asarray(self.result == RESULTS.successful)
 
 
-def solve_closed_form(leg: AbstractCableSpan, body_poses: Transform) -> ClosedFormPath:
+def _pose_validity(body_poses: Transform) -> Array:
+    """Per pose: finite, and a rotation matrix (to 1e-3, as `solve_cable` checks)."""
+    R, t = body_poses.rotation, body_poses.translation
+    gram = jnp.swapaxes(R, -1, -2) @ R - jnp.eye(3, dtype=R.dtype)
+    det = jnp.sum(R[..., :, 0] * jnp.cross(R[..., :, 1], R[..., :, 2]), axis=-1)
+    finite = jnp.all(jnp.isfinite(R), axis=(-1, -2)) & jnp.all(jnp.isfinite(t), axis=-1)
+    return finite & jnp.all(jnp.abs(gram) <= 1e-3, axis=(-1, -2)) & (det > 0)
+
+
+def solve_closed_form(
+    leg: AbstractCableSpan, body_poses: Transform, poses_valid: Array | None = None
+) -> ClosedFormPath:
     """Solve a straight leg, or a leg whose only obstacle has a closed-form wrap, over
     local poses (start, [obstacle,] end); invalid input gives NaN and
-    `RESULTS.invalid_input`."""
+    `RESULTS.invalid_input`. `poses_valid` (per local pose), when the caller has checked
+    the poses already."""
     a = body_poses[leg.origin_body].apply(leg.origin_station)
     b = body_poses[leg.termination_body].apply(leg.termination_station)
-    valid = _valid_input(leg, body_poses)
+    if poses_valid is None:
+        valid = _valid_input(leg, body_poses)
+    else:
+        valid = jnp.all(poses_valid) & all_finite(eqx.filter(leg, eqx.is_inexact_array))
     if not leg.obstacles:
         return ClosedFormPath(
             length=jnp.where(valid, safe_norm(b - a), jnp.nan),
@@ -374,12 +389,14 @@ def solve_cables(
     length = jnp.zeros(n, dtype)
     failures = [[] for _ in range(n)]
     paths, plans = [], []
+    pose_ok = _pose_validity(body_poses)
     for g, members in enumerate(groups.values()):
         stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *(leg for _, leg, _ in members))
-        poses = _gather(body_poses, np.stack([bodies for _, _, bodies in members]))
+        bodies_of_group = np.stack([bodies for _, _, bodies in members])
+        poses = _gather(body_poses, bodies_of_group)
         warm = None if warm_start is None else warm_start.groups[g]
         if _is_closed_form(members[0][1]):
-            path = jax.vmap(solve_closed_form)(stacked, poses)
+            path = jax.vmap(solve_closed_form)(stacked, poses, pose_ok[bodies_of_group])
         elif warm is None:
             path = jax.vmap(lambda c, p: solve_cable(c, p))(stacked, poses)
         else:
@@ -427,56 +444,82 @@ def cable_lengths(model: RobotModel, cables: CableSet, q: Real[ArrayLike, " nq"]
     return solve_cables(cables, forward_kinematics(model, q), q).length
 
 
+def _closed_form_forces(leg: AbstractCableSpan, local: Transform, path: ClosedFormPath) -> Array:
+    """Spatial forces ``[moment about the body origin, force]`` (k, 2, 3) in ground that a
+    unit tension applies to each local body of a closed-form leg. The contact points of a
+    closed-form wrap are stationary (tangent points, or the inside wrap's reflection
+    point), so they move with the obstacle's body to first order and each straight line
+    pulls its two ends towards each other (docs/cable-sets.md#moment-arms)."""
+    a = local[leg.origin_body].apply(leg.origin_station)
+    b = local[leg.termination_body].apply(leg.termination_station)
+    k = local.batch_shape[0]
+    end = k - 1
+    if leg.obstacles:
+        P, Q = path.points[0], path.points[1]
+        lines = [(a, P, 0, 1), (Q, b, 1, end)]
+        straight = [(a, b, 0, end)]
+    else:
+        lines, straight = [(a, b, 0, end)], []
+
+    def forces(segments):
+        total = jnp.zeros((k, 2, 3), a.dtype)
+        for x, y, i, j in segments:
+            u = safe_normalize(y - x, jnp.zeros(3, a.dtype))
+            for point, body, f in ((x, i, u), (y, j, -u)):
+                moment = jnp.cross(point - local.translation[body], f)
+                total = total.at[body].add(jnp.stack([moment, f]))
+        return total
+
+    if not straight:
+        return forces(lines)
+    return jnp.where(path.in_contact, forces(lines), forces(straight))
+
+
 def cable_lengths_and_moment_arms(
     model: RobotModel, cables: CableSet, q: Real[ArrayLike, " nq"] | Sequence
 ) -> tuple[Float[Array, " n"], Float[Array, "n nv"]]:
     """Lengths (n_cables,) and moment arms ``-dL/dv`` (n_cables, nv) in one pass
     (docs/cable-sets.md#moment-arms).
 
-    Each leg depends on the poses of at most a few bodies, so instead of pushing ``nv``
-    tangents through every leg, each leg's length is differentiated (reverse mode, one
-    backward pass per leg, legs of a structure under one `vmap`) with respect to a small
-    world-frame twist of each of its local bodies, and that gradient is chained with the
-    bodies' Jacobians (computed once): ``dL/dv = Σ_k g_k · J_{body_k}``. Invalid input
+    A moment arm is the generalized force of a unit tension: ``r = Σ_k J_kᵀ F_k`` over
+    the bodies a leg acts on, with ``F_k`` the spatial force of unit tension on body k
+    (`CablePath.body_forces`, or the closed forms' straight lines) and ``J_k`` the body's
+    Jacobian, computed once for all bodies. Each leg costs one forward evaluation, not
+    ``nv`` tangents or a backward pass; second derivatives flow through it. Invalid input
     gives NaN lengths and NaN rows."""
     q = model.check_q(q)
     dtype = jnp.result_type(q, float)
     poses = forward_kinematics(model, q)
     jacobians = jax.vmap(lambda b: jacobian_from_poses(model, poses, b))(jnp.arange(model.num_bodies))
+    pose_ok = _pose_validity(poses)
     n = len(cables.names)
     lengths = jnp.zeros(n, dtype)
-    gradient = jnp.zeros((n, model.nv), dtype)
+    # Unit-tension wrenches [force, moment] per cable and body, then one product with
+    # the Jacobians (gathering a Jacobian per leg body would move far more memory).
+    wrenches = jnp.zeros((n, model.num_bodies, 6), dtype)
     for members in _grouped_legs(cables).values():
         stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *(leg for _, leg, _ in members))
         bodies = np.stack([b for _, _, b in members])
-        solve = solve_closed_form if _is_closed_form(members[0][1]) else solve_cable
-
-        def leg_length(leg, local, solve=solve, num_local=bodies.shape[1]):
-            # Invalid poses (NaN q) are swapped for the identity before the solve and the
-            # results set to NaN after, so no NaN reaches the solver's linear solves.
-            valid = jax.lax.stop_gradient(_valid_input(leg, local))
-            identity = Transform.identity(local.batch_shape, dtype)
-            safe = jax.tree.map(lambda x, e: jnp.where(valid, x, e), local, identity)
-
-            def of_twists(twists):  # (k, 6): [linear, angular] in ground, about each body origin
-                rotation = axis_angle_to_rotation(twists[:, 3:]) @ safe.rotation
-                return solve(leg, Transform(rotation, safe.translation + twists[:, :3])).length
-
-            value, grad = jax.value_and_grad(of_twists)(jnp.zeros((num_local, 6), dtype))
-            return jnp.where(valid, value, jnp.nan), jnp.where(valid, grad, jnp.nan)
-
-        value, grad = jax.vmap(leg_length)(stacked, _gather(poses, bodies))
+        local = _gather(poses, bodies)
+        if _is_closed_form(members[0][1]):
+            path = jax.vmap(solve_closed_form)(stacked, local, pose_ok[bodies])
+            force = jax.vmap(_closed_form_forces)(stacked, local, path)
+        else:
+            path = jax.vmap(lambda c, p: solve_cable(c, p))(stacked, local)
+            force = jax.vmap(lambda p: p.body_forces(1.0))(path)
         owners = np.array([plan.cable for plan, _, _ in members])
         divisor = jnp.stack([cables.divisors[plan.cable][plan.branch] for plan, _, _ in members])
-        lengths = lengths.at[owners].add(value / divisor)
-        rows = jnp.einsum("mkj,mkjv->mv", grad, jacobians[bodies]) / divisor[:, None]
-        gradient = gradient.at[owners].add(rows)
+        lengths = lengths.at[owners].add(path.length / divisor)
+        # [force, moment] against the Jacobians' [linear; angular] rows.
+        wrench = jnp.concatenate([force[:, :, 1], force[:, :, 0]], axis=-1) / divisor[:, None, None]
+        wrenches = wrenches.at[np.repeat(owners, bodies.shape[1]), bodies.ravel()].add(wrench.reshape(-1, 6))
+    arms = jnp.einsum("nbj,bjv->nv", wrenches, jacobians)
     if any(cables.linear):
         lengths = lengths + cables.coefficients @ q
         dq_dv = jax.jacfwd(lambda v: integrate(model, q, v))(jnp.zeros(model.nv, dtype))
-        gradient = gradient + cables.coefficients @ dq_dv
+        arms = arms - cables.coefficients @ dq_dv
     invalid = jnp.isnan(lengths)
-    return lengths, jnp.where(invalid[:, None], jnp.nan, -gradient)
+    return lengths, jnp.where(invalid[:, None], jnp.nan, arms)
 
 
 def cable_set_moment_arms(
