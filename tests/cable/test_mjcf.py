@@ -302,3 +302,25 @@ def test_tendons_command_prints_lengths_and_writes_the_plot(tmp_path):
     assert len(rows) == 7 and plot.exists()
     # The fixed tendon's moment arms are its coefficients (-0.1, -0.2, -0.3 m about joints 0-2).
     assert "joint0 -100.000, joint1 -200.000, joint2 -300.000" in rows[2]
+
+
+def test_moment_arm_design_gradient_matches_differences():
+    """d(moment arm)/d(wrap radius): differentiating the unit-tension moment arms again
+    (the design gradient of a co-design loop) against central differences."""
+    import equinox as eqx
+
+    model, cables = _load("myoelbow_2dof6muscles")
+    q = jnp.array([0.4, 0.3])
+    index = cables.index("BRA_tendon")  # wraps TRI_wrap (a cylinder) at this pose
+
+    def arm(radius):
+        thicker = eqx.tree_at(lambda c: c.branches[index][0].obstacles[0].surface.radius, cables, radius)
+        return jw.moment_arms(model, thicker, q)[index, 1]
+
+    radius = cables.branches[index][0].obstacles[0].surface.radius
+    analytic = jax.jit(jax.grad(arm))(radius)
+    h = 1e-7
+    arm = jax.jit(arm)
+    fd = (arm(radius + h) - arm(radius - h)) / (2 * h)
+    assert abs(float(fd)) > 0.1  # the wrap is engaged: the moment arm follows the radius
+    np.testing.assert_allclose(float(analytic), float(fd), rtol=1e-6)
