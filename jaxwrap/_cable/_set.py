@@ -98,14 +98,16 @@ def _is_closed_form(leg: AbstractCableSpan) -> bool:
 
 
 class ClosedFormPath(eqx.Module):
-    """A solved leg over one closed-form obstacle (``wrap="inside"`` or ``"mujoco"``),
-    batched like a `CablePath`: ``length``; ``in_contact``, whether the path wraps the
-    obstacle (or, inside wrap, bends at it); ``points`` (2, 3), its first and last contact
-    points in ground (equal for an inside wrap; meaningless without contact); ``result``."""
+    """A solved straight leg, or a leg over one closed-form obstacle (``wrap="inside"`` or
+    ``"mujoco"``), batched like a `CablePath`: ``length``; ``in_contact``, whether the path
+    wraps the obstacle (or, inside wrap, bends at it; False for a straight leg);
+    ``points``, the path's corners in ground: ``[a, b]`` for a straight leg, ``[a, P, Q,
+    b]`` over an obstacle (P = Q = the touch point of an inside wrap; P = a, Q = b where
+    the path does not touch it); ``result``."""
 
     length: Float[Array, "*batch"]
     in_contact: Array
-    points: Float[Array, "*batch 2 3"]
+    points: Float[Array, "*batch k 3"]
     result: RESULTS
 
     @property
@@ -154,10 +156,12 @@ def solve_closed_form(
         contact, P, Q, arc = mujoco_wrap(a_S, b_S, obstacle.surface.radius, cylinder, obstacle.side)
         length = jnp.where(contact, safe_norm(P - a_S) + arc + safe_norm(b_S - Q), safe_norm(b_S - a_S))
     result = RESULTS.where(valid, RESULTS.successful, RESULTS.invalid_input)
+    P_G, Q_G = X_GS.apply(P), X_GS.apply(Q)
+    corners = jnp.stack([a, jnp.where(contact, P_G, a), jnp.where(contact, Q_G, b), b])
     return ClosedFormPath(
         length=jnp.where(valid, length, jnp.nan),
         in_contact=contact & valid,
-        points=jnp.where(valid, X_GS.apply(jnp.stack([P, Q])), jnp.nan),
+        points=jnp.where(valid, corners, jnp.nan),
         result=result,
     )
 
@@ -455,7 +459,7 @@ def _closed_form_forces(leg: AbstractCableSpan, local: Transform, path: ClosedFo
     k = local.batch_shape[0]
     end = k - 1
     if leg.obstacles:
-        P, Q = path.points[0], path.points[1]
+        P, Q = path.points[1], path.points[2]
         lines = [(a, P, 0, 1), (Q, b, 1, end)]
         straight = [(a, b, 0, end)]
     else:
