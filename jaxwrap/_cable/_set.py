@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import equinox as eqx
 import jax
@@ -31,7 +32,7 @@ from .._surfaces import Cylinder
 from ._definition import AbstractCableSpan
 from ._mujoco_wrap import mujoco_wrap
 from ._path import CablePath
-from ._solve import _valid_input, solve_cable
+from ._solve import _valid_input, pose_validity, solve_cable
 from ._span import CableSpan
 
 
@@ -113,15 +114,6 @@ class ClosedFormPath(eqx.Module):
     @property
     def converged(self):
         return jnp.asarray(self.result == RESULTS.successful)
-
-
-def _pose_validity(body_poses: Transform) -> Array:
-    """Per pose: finite, and a rotation matrix (to 1e-3, as `solve_cable` checks)."""
-    R, t = body_poses.rotation, body_poses.translation
-    gram = jnp.swapaxes(R, -1, -2) @ R - jnp.eye(3, dtype=R.dtype)
-    det = jnp.sum(R[..., :, 0] * jnp.cross(R[..., :, 1], R[..., :, 2]), axis=-1)
-    finite = jnp.all(jnp.isfinite(R), axis=(-1, -2)) & jnp.all(jnp.isfinite(t), axis=-1)
-    return finite & jnp.all(jnp.abs(gram) <= 1e-3, axis=(-1, -2)) & (det > 0)
 
 
 def solve_closed_form(
@@ -348,6 +340,36 @@ def _grouped_legs(cables: CableSet) -> dict[tuple, list]:
     return groups
 
 
+class _Group(NamedTuple):
+    """One leg structure: its legs stacked, the model body of each local body (m, k),
+    the cable each leg belongs to (m,) and its branch divisor (m,)."""
+
+    members: list
+    stacked: CableSpan
+    bodies: np.ndarray
+    owners: np.ndarray
+    divisor: Array
+
+    @property
+    def closed_form(self) -> bool:
+        return _is_closed_form(self.members[0][1])
+
+
+def _stacked_groups(cables: CableSet) -> list[_Group]:
+    groups = []
+    for members in _grouped_legs(cables).values():
+        groups.append(
+            _Group(
+                members=members,
+                stacked=jax.tree.map(lambda *xs: jnp.stack(xs), *(leg for _, leg, _ in members)),
+                bodies=np.stack([bodies for _, _, bodies in members]),
+                owners=np.array([plan.cable for plan, _, _ in members]),
+                divisor=jnp.stack([cables.divisors[plan.cable][plan.branch] for plan, _, _ in members]),
+            )
+        )
+    return groups
+
+
 def _gather(body_poses: Transform, bodies: np.ndarray) -> Transform:
     return Transform(body_poses.rotation[bodies], body_poses.translation[bodies])
 
@@ -384,7 +406,7 @@ def solve_cables(
         for span in spans:
             span.check_bodies(n_bodies)
 
-    groups = _grouped_legs(cables)
+    groups = _stacked_groups(cables)
     if warm_start is not None and len(warm_start.groups) != len(groups):
         raise ValueError("warm_start must be a CableSetPath of the same CableSet")
 
@@ -393,25 +415,21 @@ def solve_cables(
     length = jnp.zeros(n, dtype)
     failures = [[] for _ in range(n)]
     paths, plans = [], []
-    pose_ok = _pose_validity(body_poses)
-    for g, members in enumerate(groups.values()):
-        stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *(leg for _, leg, _ in members))
-        bodies_of_group = np.stack([bodies for _, _, bodies in members])
-        poses = _gather(body_poses, bodies_of_group)
+    pose_ok = pose_validity(body_poses)
+    for g, group in enumerate(groups):
+        poses = _gather(body_poses, group.bodies)
         warm = None if warm_start is None else warm_start.groups[g]
-        if _is_closed_form(members[0][1]):
-            path = jax.vmap(solve_closed_form)(stacked, poses, pose_ok[bodies_of_group])
+        if group.closed_form:
+            path = jax.vmap(solve_closed_form)(group.stacked, poses, pose_ok[group.bodies])
         elif warm is None:
-            path = jax.vmap(lambda c, p: solve_cable(c, p))(stacked, poses)
+            path = jax.vmap(lambda c, p: solve_cable(c, p))(group.stacked, poses)
         else:
-            path = jax.vmap(lambda c, p, w: solve_cable(c, p, warm_start=w))(stacked, poses, warm)
-        owners = np.array([plan.cable for plan, _, _ in members])
-        divisor = jnp.stack([cables.divisors[plan.cable][plan.branch] for plan, _, _ in members])
-        length = length.at[owners].add(path.length / divisor)
-        for member, (plan, _, _) in enumerate(members):
+            path = jax.vmap(lambda c, p, w: solve_cable(c, p, warm_start=w))(group.stacked, poses, warm)
+        length = length.at[group.owners].add(path.length / group.divisor)
+        for member, (plan, _, _) in enumerate(group.members):
             failures[plan.cable].append(jax.tree.map(lambda x, m=member: x[m], path.result))
         paths.append(path)
-        plans.append(tuple(plan for plan, _, _ in members))
+        plans.append(tuple(plan for plan, _, _ in group.members))
 
     if any(cables.linear):
         if q is None:
@@ -495,28 +513,25 @@ def cable_lengths_and_moment_arms(
     dtype = jnp.result_type(q, float)
     poses = forward_kinematics(model, q)
     jacobians = jax.vmap(lambda b: jacobian_from_poses(model, poses, b))(jnp.arange(model.num_bodies))
-    pose_ok = _pose_validity(poses)
+    pose_ok = pose_validity(poses)
     n = len(cables.names)
     lengths = jnp.zeros(n, dtype)
     # Unit-tension wrenches [force, moment] per cable and body, then one product with
     # the Jacobians (gathering a Jacobian per leg body would move far more memory).
     wrenches = jnp.zeros((n, model.num_bodies, 6), dtype)
-    for members in _grouped_legs(cables).values():
-        stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *(leg for _, leg, _ in members))
-        bodies = np.stack([b for _, _, b in members])
-        local = _gather(poses, bodies)
-        if _is_closed_form(members[0][1]):
-            path = jax.vmap(solve_closed_form)(stacked, local, pose_ok[bodies])
-            force = jax.vmap(_closed_form_forces)(stacked, local, path)
+    for group in _stacked_groups(cables):
+        local = _gather(poses, group.bodies)
+        if group.closed_form:
+            path = jax.vmap(solve_closed_form)(group.stacked, local, pose_ok[group.bodies])
+            force = jax.vmap(_closed_form_forces)(group.stacked, local, path)
         else:
-            path = jax.vmap(lambda c, p: solve_cable(c, p))(stacked, local)
+            path = jax.vmap(lambda c, p: solve_cable(c, p))(group.stacked, local)
             force = jax.vmap(lambda p: p.body_forces(1.0))(path)
-        owners = np.array([plan.cable for plan, _, _ in members])
-        divisor = jnp.stack([cables.divisors[plan.cable][plan.branch] for plan, _, _ in members])
-        lengths = lengths.at[owners].add(path.length / divisor)
+        lengths = lengths.at[group.owners].add(path.length / group.divisor)
         # [force, moment] against the Jacobians' [linear; angular] rows.
-        wrench = jnp.concatenate([force[:, :, 1], force[:, :, 0]], axis=-1) / divisor[:, None, None]
-        wrenches = wrenches.at[np.repeat(owners, bodies.shape[1]), bodies.ravel()].add(wrench.reshape(-1, 6))
+        wrench = jnp.concatenate([force[:, :, 1], force[:, :, 0]], axis=-1) / group.divisor[:, None, None]
+        rows = np.repeat(group.owners, group.bodies.shape[1])
+        wrenches = wrenches.at[rows, group.bodies.ravel()].add(wrench.reshape(-1, 6))
     arms = jnp.einsum("nbj,bjv->nv", wrenches, jacobians)
     if any(cables.linear):
         lengths = lengths + cables.coefficients @ q

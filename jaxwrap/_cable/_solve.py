@@ -106,16 +106,21 @@ def _warm_state(cable: AbstractCableSpan, warm_start) -> CurveState:
     return jax.lax.stop_gradient(warm)
 
 
-def _valid_input(cable: AbstractCableSpan, body_poses: Transform) -> Bool[Array, ""]:
-    """Finite numbers everywhere, and rotation matrices that are rotations (to 1e-3: loose
-    enough for finite-difference perturbations and float32 round-off, tight enough for
-    any matrix that is not meant as a rotation)."""
-    R = body_poses.rotation
+def pose_validity(body_poses: Transform) -> Bool[Array, " n"]:
+    """Per pose: finite, and a rotation matrix that is a rotation (to 1e-3: loose enough
+    for finite-difference perturbations and float32 round-off, tight enough for any
+    matrix that is not meant as a rotation)."""
+    R, t = body_poses.rotation, body_poses.translation
     gram = jnp.swapaxes(R, -1, -2) @ R - jnp.eye(3, dtype=R.dtype)
     # det = R0 · (R1 × R2) by columns: jnp.linalg.det runs a batched LU, far slower.
     det = jnp.sum(R[..., :, 0] * jnp.cross(R[..., :, 1], R[..., :, 2]), axis=-1)
-    orthonormal = jnp.all(jnp.abs(gram) <= 1e-3) & jnp.all(det > 0)
-    return all_finite(eqx.filter(cable, eqx.is_inexact_array), body_poses) & orthonormal
+    finite = jnp.all(jnp.isfinite(R), axis=(-1, -2)) & jnp.all(jnp.isfinite(t), axis=-1)
+    return finite & jnp.all(jnp.abs(gram) <= 1e-3, axis=(-1, -2)) & (det > 0)
+
+
+def _valid_input(cable: AbstractCableSpan, body_poses: Transform) -> Bool[Array, ""]:
+    """Finite numbers everywhere, and every pose valid (`pose_validity`)."""
+    return all_finite(eqx.filter(cable, eqx.is_inexact_array)) & jnp.all(pose_validity(body_poses))
 
 
 def _nan_where(mask: Bool[Array, ""], tree):
