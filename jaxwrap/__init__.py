@@ -35,7 +35,13 @@ from ._contact import (
     project as project,
 )
 from ._io._load import load_urdf as load_urdf
-from ._io._mjcf import load_mjcf as load_mjcf, q_to_qpos as q_to_qpos, qpos_to_q as qpos_to_q
+from ._io._mjcf import (
+    load_mjcf as load_mjcf,
+    q_to_qpos as q_to_qpos,
+    qpos_to_q as qpos_to_q,
+    qvel_to_v as qvel_to_v,
+    v_to_qvel as v_to_qvel,
+)
 from ._kinematics import (
     RobotModel as RobotModel,
     RobotModelBuilder as RobotModelBuilder,

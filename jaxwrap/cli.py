@@ -274,6 +274,114 @@ def _plot_design_demo(M, ex, space, config, z_start, q_start, result, best, data
     print(f"plot written to {path}", file=out)
 
 
+def run_tendon_design_demo(
+    num_starts: int = 8,
+    num_steps: int | None = None,
+    plot: str | None = "jaxwrap_tendon_design.png",
+    seed: int = 0,
+    out=None,
+) -> dict:
+    """Co-design of the tendon-driven 3-joint arm (``jaxwrap.modular._tendon_example``):
+    link lengths, tube diameters, pulley radii and base footprint from ``num_starts``
+    random starts at once, holding the arm against gravity with bounded tendon tensions;
+    prints every start's result and writes a PNG (loss history, the arm before and after
+    with its pulleys)."""
+    import jax
+    import numpy as np
+
+    from jaxwrap import modular as M
+    from jaxwrap.modular import _tendon_example as ex
+
+    out = out or sys.stdout
+    num_steps = num_steps or ex.NUM_STEPS
+    config, data = ex.tendon_arm(), ex.tendon_data()
+    space = ex.tendon_space(config)
+    z0, q0 = ex.random_starts(space, jax.random.PRNGKey(seed), num_starts)
+    print(
+        f"tendon co-design: {space.size} design variables ({', '.join(f'{m}.{n}' for m, n in space.variables)}), "
+        f"{len(ex.TARGETS)} targets x 3 joint angles, 6 tendons (max tension {float(data['max_tension']):.0f} N), "
+        f"{num_starts} random starts, {num_steps} Adam steps",
+        file=out,
+    )
+    start = time.perf_counter()
+    result = M.design_search(
+        ex.tendon_loss, space, config, z0, q0, data, optimizer=ex.OPTIMIZER, num_steps=num_steps, steps_per_call=100
+    )
+    elapsed = time.perf_counter() - start
+    metrics = jax.jit(jax.vmap(lambda z, q: ex.tendon_metrics(space.apply(config, z), q, data)))(result.z, result.aux)
+    err = np.linalg.norm(np.asarray(metrics["tip"]) - np.asarray(data["targets"]), axis=-1)
+    print(f"compile + run: {elapsed:.1f} s", file=out)
+    print(
+        " start    loss  max reach err [mm]  max torque shortfall [N m]  min energy [J]  max deflection [mm]"
+        "  pulley radii [mm]",
+        file=out,
+    )
+    radii = np.asarray(jax.vmap(space.values)(result.z))[:, 6:9]
+    for k in range(num_starts):
+        print(
+            f"{k:6d} {float(result.loss[k]):7.3f} {1e3 * err[k].max():19.3f}"
+            f" {float(metrics['shortfall'][k].max()):27.2e} {float(metrics['energy'][k].min()):15.2f}"
+            f" {1e3 * float(metrics['deflection'][k].max()):20.3f}   " + " ".join(f"{1e3 * r:5.1f}" for r in radii[k]),
+            file=out,
+        )
+    best = int(result.best)
+    values = np.asarray(space.values(result.z[best]))
+    print(
+        f"best start {best}: " + ", ".join(f"{m}.{n} = {v:.4f}" for (m, n), v in zip(space.variables, values)), file=out
+    )
+    if plot:
+        _plot_tendon_design_demo(M, space, config, z0[best], q0[best], result, best, data, plot, out)
+    return {"result": result, "metrics": metrics, "reach_error": err, "space": space, "config": config}
+
+
+def _plot_tendon_design_demo(M, space, config, z_start, q_start, result, best, data, path, out) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib is not installed: no plot written)", file=out)
+        return
+    import numpy as np
+
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 5))
+    history = np.asarray(result.history)
+    for k in range(history.shape[0]):
+        ax.semilogy(history[k], lw=2.0 if k == best else 0.8, color="C3" if k == best else "gray")
+    ax.set_xlabel("Adam step")
+    ax.set_ylabel("loss")
+    ax.set_title("tendon co-design, every start (best in red)")
+    ax.grid(True, which="both", alpha=0.3)
+    targets = np.asarray(data["targets"])
+    for z, qs, style, label in [(z_start, q_start, "--", "start"), (result.z[best], result.aux[best], "-", "found")]:
+        design = space.apply(config, z)
+        a = float(design.params["base"]["footprint_width"]) / 2
+        ax2.plot([-a, a], [0.0, 0.0], style, color="k", lw=3 if label == "found" else 1)
+        for j, q in enumerate(np.asarray(qs)):
+            pose = M.update_pose(design, q)
+            pts = np.asarray(pose.module_poses.translation)
+            line = np.vstack([pts, np.asarray(M.end_point_poses(design, q).translation)])
+            width = 1.5 if label == "found" else 0.8
+            ax2.plot(line[:, 1], line[:, 2], style, color=f"C{j}", lw=width, label=label if j == 0 else None)
+            if label == "found":
+                for joint in ("j1", "j2", "j3"):
+                    i = design.instance_index(joint)
+                    centre = pts[i]
+                    r = float(design.params[joint]["pulley_radius"])
+                    ax2.add_patch(plt.Circle((centre[1], centre[2]), r, fill=False, color=f"C{j}", lw=0.8))
+    ax2.plot(targets[:, 0], targets[:, 1], "kx", ms=9, label="targets")
+    ax2.set_aspect("equal")
+    ax2.set_xlabel("y [m]")
+    ax2.set_ylabel("z [m]")
+    ax2.set_title("arm at every target, side view (circles: pulleys)")
+    ax2.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print(f"plot written to {path}", file=out)
+
+
 def run_tendons(path: str, num: int = 25, plot: str | None = "jaxwrap_tendons.png", out=None) -> None:
     """Load a MuJoCo model's tendons, print each tendon's length and moment arms at the
     model's reference pose (``qpos0``), and plot every tendon's moment arm about each
@@ -372,16 +480,18 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument(
         "which",
         nargs="?",
-        choices=("cable", "arm", "design"),
+        choices=("cable", "arm", "design", "tendon-design"),
         default="cable",
         help="cable: elbow cable sweep with moment arms; arm: six-axis arm kinematics sweep; "
-        "design: modular-arm design search",
+        "design: modular-arm design search; tendon-design: co-design of a tendon-driven arm and its pulleys",
     )
     demo.add_argument("--num", type=int, default=13, help="number of joint angles (default: 13)")
     demo.add_argument("--joint", default="elbow", help="arm demo: joint to sweep (default: elbow)")
     demo.add_argument("--plot", default=None, help="cable and design demos: PNG to write ('' for none)")
     demo.add_argument("--starts", type=int, default=8, help="design demo: number of random starts (default: 8)")
-    demo.add_argument("--steps", type=int, default=1500, help="design demo: optimiser steps (default: 1500)")
+    demo.add_argument(
+        "--steps", type=int, default=None, help="design demos: optimiser steps (default: 1500; tendon-design 2000)"
+    )
     tendons = sub.add_parser("tendons", help="lengths and moment arms of a MuJoCo model's tendons (needs mujoco)")
     tendons.add_argument("model", help="path to an MJCF file")
     tendons.add_argument("--num", type=int, default=25, help="points per joint sweep (default: 25)")
@@ -399,7 +509,10 @@ def main(argv: list[str] | None = None) -> int:
                 run_kinematics_demo(args.joint, args.num)
             elif args.which == "design":
                 plot = "jaxwrap_design.png" if args.plot is None else args.plot
-                run_design_demo(args.starts, args.steps, plot or None)
+                run_design_demo(args.starts, args.steps or 1500, plot or None)
+            elif args.which == "tendon-design":
+                plot = "jaxwrap_tendon_design.png" if args.plot is None else args.plot
+                run_tendon_design_demo(args.starts, args.steps, plot or None)
             else:
                 plot = "jaxwrap_demo.png" if args.plot is None else args.plot
                 run_cable_demo(args.num, plot or None)

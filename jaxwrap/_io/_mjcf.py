@@ -318,6 +318,50 @@ def _quaternion_slots(model: RobotModel) -> list[int]:
     ]
 
 
+def _floating_linear_slots(model: RobotModel) -> list[tuple[int, int]]:
+    """(quaternion slot in q, linear-velocity slot in v) of every free joint."""
+    return [
+        (q_start + 3, v_start)
+        for kind, q_start, v_start in zip(model.body_joint_kinds, model.body_q_starts, model.body_v_starts)
+        if kind == "floating"
+    ]
+
+
+def _rotate_free_velocities(model: RobotModel, q, vel, to_body: bool):
+    import jax.numpy as jnp
+
+    from .._spatial import quaternion_to_rotation
+
+    q, vel = jnp.asarray(q), jnp.asarray(vel)
+    if q.shape[-1] != model.nq or vel.shape[-1] != model.nv:
+        raise ValueError(
+            f"expected q (..., {model.nq}) and velocities (..., {model.nv}), got {q.shape} and {vel.shape}"
+        )
+    for quat, lin in _floating_linear_slots(model):
+        R = jnp.vectorize(quaternion_to_rotation, signature="(4)->(3,3)")(q[..., quat : quat + 4])
+        R = jnp.swapaxes(R, -1, -2) if to_body else R
+        part = jnp.einsum("...ij,...j->...i", R, vel[..., lin : lin + 3])
+        vel = vel.at[..., lin : lin + 3].set(part)
+    return vel
+
+
+def qvel_to_v(model: RobotModel, q, qvel):
+    """MuJoCo ``qvel`` to jaxwrap ``v`` at configuration ``q`` (jaxwrap's, w-last).
+
+    Hinge, slide and ball joints use the same numbers (a ball joint's angular velocity is
+    local in both). A free joint's linear velocity is in the world frame in MuJoCo and in
+    the body frame in jaxwrap (pinocchio's convention), so it is rotated by ``R(q)ᵀ``; its
+    angular velocity is local in both. Linear in ``qvel``, differentiable, batched over
+    leading axes. MuJoCo's tendon Jacobian is then ``ten_J = -moment_arms @ dv/dqvel``
+    (docs/cable-sets.md#mujoco-semantics)."""
+    return _rotate_free_velocities(model, q, qvel, to_body=True)
+
+
+def v_to_qvel(model: RobotModel, q, v):
+    """jaxwrap ``v`` to MuJoCo ``qvel`` at configuration ``q`` (the inverse of `qvel_to_v`)."""
+    return _rotate_free_velocities(model, q, v, to_body=False)
+
+
 def qpos_to_q(model: RobotModel, qpos):
     """MuJoCo ``qpos`` (quaternions w-first) to jaxwrap ``q`` (w-last); the identity for
     hinge and slide joints. Works on batches (last axis nq)."""

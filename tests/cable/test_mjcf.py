@@ -324,3 +324,60 @@ def test_moment_arm_design_gradient_matches_differences():
     fd = (arm(radius + h) - arm(radius - h)) / (2 * h)
     assert abs(float(fd)) > 0.1  # the wrap is engaged: the moment arm follows the radius
     np.testing.assert_allclose(float(analytic), float(fd), rtol=1e-6)
+
+
+def test_free_joint_velocities_and_tendon_jacobian_match_mujoco():
+    """`qvel_to_v`: the velocity of every site, moved along MuJoCo's ``mj_integratePos``
+    (central differences) and along jaxwrap's ``integrate`` (forward mode), agree; and
+    MuJoCo's ``ten_J`` of a tendon from the world to a free-floating chain equals
+    ``-moment_arms @ dv/dqvel``."""
+    import mujoco
+
+    xml = """<mujoco><worldbody><site name="anchor" pos="0.4 -0.3 2"/>
+      <body name="a" pos="0 0 1"><freejoint/><geom size="0.1"/><site name="sa" pos="0.1 0.2 -0.1"/>
+        <body name="b" pos="0.3 0 0"><joint type="ball" pos="0.05 0 0"/><geom size="0.1"/>
+          <body name="c" pos="0.3 0 0"><joint type="hinge" axis="0 1 0" pos="0 0 0.02" ref="0.3"/><geom size="0.1"/>
+            <site name="tip" pos="0.2 0.1 0"/></body></body></body></worldbody>
+      <tendon><spatial name="t"><site site="anchor"/><site site="sa"/><site site="tip"/></spatial></tendon></mujoco>"""
+    model, cables = jw.load_mjcf(xml)
+    m = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(3)
+    sites = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, s) for s in ("sa", "tip")]
+    arms_fn = jax.jit(lambda q: jw.moment_arms(model, cables, q))
+    for _ in range(3):
+        qpos = np.concatenate(
+            [rng.normal(size=3), _unit(rng.normal(size=4)), _unit(rng.normal(size=4)), rng.normal(size=1)]
+        )
+        qvel = rng.normal(size=m.nv)
+        q = jw.qpos_to_q(model, qpos)
+        v = jw.qvel_to_v(model, q, qvel)
+        np.testing.assert_allclose(np.asarray(jw.v_to_qvel(model, q, v)), qvel, atol=1e-14)
+
+        def site_positions(qp):
+            d.qpos[:] = qp
+            mujoco.mj_kinematics(m, d)
+            return np.array([d.site_xpos[s] for s in sites])
+
+        h = 1e-6
+        ahead, behind = qpos.copy(), qpos.copy()
+        mujoco.mj_integratePos(m, ahead, qvel, h)
+        mujoco.mj_integratePos(m, behind, qvel, -h)
+        mj_velocity = (site_positions(ahead) - site_positions(behind)) / (2 * h)
+
+        d.qpos[:] = qpos
+        mujoco.mj_forward(m, d)
+        # The two tendon-free sites through jaxwrap's kinematics: positions in their bodies
+        # from MuJoCo's world positions at this pose.
+        poses = jw.forward_kinematics(model, q)
+        local = [poses[model.body_index(body)].inverse().apply(d.site_xpos[s]) for body, s in zip(("a", "c"), sites)]
+
+        def positions(t, q=q, v=v, local=local):
+            moved = jw.forward_kinematics(model, model.integrate(q, t * v))
+            return jnp.stack([moved[model.body_index(b)].apply(p) for b, p in zip(("a", "c"), local)])
+
+        _, jw_velocity = jax.jvp(positions, (0.0,), (1.0,))
+        np.testing.assert_allclose(np.asarray(jw_velocity), mj_velocity, atol=1e-8)
+        dv_dqvel = jax.jacfwd(lambda u, q=q: jw.qvel_to_v(model, q, u))(jnp.zeros(m.nv))
+        ten_J = -np.asarray(arms_fn(q)) @ np.asarray(dv_dqvel)
+        np.testing.assert_allclose(ten_J, d.ten_J.reshape(m.ntendon, m.nv), atol=1e-9)
