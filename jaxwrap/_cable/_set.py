@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float, Real
 
-from .._kinematics import RobotModel, forward_kinematics, integrate, jacobian_from_poses
+from .._kinematics import RobotModel, dof_twists, forward_kinematics, integrate
 from .._misc import all_finite, as_float_array, safe_norm, safe_normalize
 from .._results import RESULTS
 from .._spatial import Transform
@@ -412,8 +412,7 @@ def solve_cables(
 
     dtype = body_poses.translation.dtype
     n = len(cables.names)
-    length = jnp.zeros(n, dtype)
-    failures = [[] for _ in range(n)]
+    leg_lengths, leg_codes = [], []
     paths, plans = [], []
     pose_ok = pose_validity(body_poses)
     for g, group in enumerate(groups):
@@ -425,12 +424,22 @@ def solve_cables(
             path = jax.vmap(lambda c, p: solve_cable(c, p))(group.stacked, poses)
         else:
             path = jax.vmap(lambda c, p, w: solve_cable(c, p, warm_start=w))(group.stacked, poses, warm)
-        length = length.at[group.owners].add(path.length / group.divisor)
-        for member, (plan, _, _) in enumerate(group.members):
-            failures[plan.cable].append(jax.tree.map(lambda x, m=member: x[m], path.result))
+        leg_lengths.append(path.length / group.divisor)
+        leg_codes.append(path.result._value)
         paths.append(path)
         plans.append(tuple(plan for plan, _, _ in group.members))
 
+    # Per cable, the sum of its legs and the first failure among them (static gathers of
+    # each cable's legs in order, padded with a zero length and a success).
+    table = _leg_table(cables)
+    success = RESULTS.successful._value
+    if groups:
+        length = jnp.concatenate([*leg_lengths, jnp.zeros(1, dtype)])[table].sum(axis=1)
+        codes = jnp.concatenate([*leg_codes, jnp.full(1, success, dtype=leg_codes[0].dtype)])[table]
+        code = jnp.take_along_axis(codes, jnp.argmax(codes != success, axis=1)[:, None], axis=1)[:, 0]
+    else:
+        length = jnp.zeros(n, dtype)
+        code = jnp.full(n, success)
     if any(cables.linear):
         if q is None:
             length = jnp.where(jnp.asarray(cables.linear), jnp.nan, length)
@@ -441,20 +450,15 @@ def solve_cables(
                 raise ValueError(f"q must have shape ({cables.coefficients.shape[1]},), got {q.shape}")
             length = length + cables.coefficients @ q
             valid_q = jnp.all(jnp.isfinite(q))
-        for i in np.flatnonzero(cables.linear):
-            failures[i].insert(0, RESULTS.where(valid_q, RESULTS.successful, RESULTS.invalid_input))
+        # An invalid q comes before any leg's failure.
+        bad_q = jnp.asarray(cables.linear) & ~valid_q
+        code = jnp.where(bad_q, RESULTS.invalid_input._value, code)
 
     # A NaN length (invalid input) gets NaN derivatives too, not zeros: multiply by a factor
     # that is 1 or NaN and carries no derivative of its own.
     length = length * jax.lax.stop_gradient(jnp.where(jnp.isnan(length), jnp.nan, 1.0))
 
-    results = []
-    for cable_failures in failures:
-        result = RESULTS.successful
-        for failure in reversed(cable_failures):
-            result = RESULTS.where(failure != RESULTS.successful, failure, result)
-        results.append(RESULTS.where(jnp.asarray(True), result, result))
-    result = jax.tree.map(lambda *xs: jnp.stack(xs), *results)
+    result = eqx.tree_at(lambda r: r._value, RESULTS.successful, code.astype(RESULTS.successful._value.dtype))
     return CableSetPath(names=cables.names, plans=tuple(plans), groups=tuple(paths), length=length, result=result)
 
 
@@ -466,35 +470,36 @@ def cable_lengths(model: RobotModel, cables: CableSet, q: Real[ArrayLike, " nq"]
     return solve_cables(cables, forward_kinematics(model, q), q).length
 
 
-def _closed_form_forces(leg: AbstractCableSpan, local: Transform, path: ClosedFormPath) -> Array:
-    """Spatial forces ``[moment about the body origin, force]`` (k, 2, 3) in ground that a
-    unit tension applies to each local body of a closed-form leg. The contact points of a
-    closed-form wrap are stationary (tangent points, or the inside wrap's reflection
-    point), so they move with the obstacle's body to first order and each straight line
-    pulls its two ends towards each other (docs/cable-sets.md#moment-arms)."""
+def _closed_form_lines(leg: AbstractCableSpan, local: Transform, path: ClosedFormPath) -> Array:
+    """The straight pieces of a closed-form leg as unit-tension wrenches, (S, 6): each
+    piece from x to y, direction u, pulls the body at x with ``[u; x × u]`` (force; moment
+    about the ground origin: the line's Plücker coordinates) and the body at y with the
+    opposite. Pieces ``a→P``, ``Q→b``, ``a→b`` for an obstacle leg, weighted by whether it
+    wraps; ``a→b`` alone for a straight leg (the bodies of each: `_LINE_BODIES`). The
+    contact points of a closed-form wrap are stationary (tangent points, or the inside
+    wrap's reflection point), so they move with the obstacle's body to first order
+    (docs/cable-sets.md#moment-arms)."""
     a = local[leg.origin_body].apply(leg.origin_station)
     b = local[leg.termination_body].apply(leg.termination_station)
-    k = local.batch_shape[0]
-    end = k - 1
     if leg.obstacles:
         P, Q = path.points[1], path.points[2]
-        lines = [(a, P, 0, 1), (Q, b, 1, end)]
-        straight = [(a, b, 0, end)]
+        pieces = [(a, P), (Q, b), (a, b)]
+        wraps = path.in_contact.astype(a.dtype)
+        weight = jnp.stack([wraps, wraps, 1.0 - wraps])
     else:
-        lines, straight = [(a, b, 0, end)], []
+        pieces, weight = [(a, b)], jnp.ones(1, a.dtype)
+    lines = []
+    for x, y in pieces:
+        u = safe_normalize(y - x, jnp.zeros(3, a.dtype))
+        lines.append(jnp.concatenate([u, jnp.cross(x, u)]))
+    return jnp.stack(lines) * weight[:, None]
 
-    def forces(segments):
-        total = jnp.zeros((k, 2, 3), a.dtype)
-        for x, y, i, j in segments:
-            u = safe_normalize(y - x, jnp.zeros(3, a.dtype))
-            for point, body, f in ((x, i, u), (y, j, -u)):
-                moment = jnp.cross(point - local.translation[body], f)
-                total = total.at[body].add(jnp.stack([moment, f]))
-        return total
 
-    if not straight:
-        return forces(lines)
-    return jnp.where(path.in_contact, forces(lines), forces(straight))
+def _line_bodies(num_bodies: int) -> list[tuple[int, int]]:
+    """The (pulled at x, pulled at y) local bodies of `_closed_form_lines`' pieces."""
+    if num_bodies == 3:
+        return [(0, 1), (1, 2), (0, 2)]
+    return [(0, num_bodies - 1)]
 
 
 def cable_lengths_and_moment_arms(
@@ -505,40 +510,83 @@ def cable_lengths_and_moment_arms(
 
     A moment arm is the generalized force of a unit tension: ``r = Σ_k J_kᵀ F_k`` over
     the bodies a leg acts on, with ``F_k`` the spatial force of unit tension on body k
-    (`CablePath.body_forces`, or the closed forms' straight lines) and ``J_k`` the body's
-    Jacobian, computed once for all bodies. Each leg costs one forward evaluation, not
-    ``nv`` tangents or a backward pass; second derivatives flow through it. Invalid input
-    gives NaN lengths and NaN rows."""
+    (`CablePath.body_forces`, or the closed forms' straight lines). With ``F_k`` taken
+    about the ground origin, ``J_kᵀ F_k`` is every coordinate's twist (`dof_twists`,
+    computed once) against ``F_k``, kept for the coordinates that move body k, so no body
+    Jacobian is formed. Each leg costs one forward evaluation, not ``nv`` tangents or a
+    backward pass; second derivatives flow through it. Invalid input gives NaN lengths
+    and NaN rows."""
     q = model.check_q(q)
     dtype = jnp.result_type(q, float)
     poses = forward_kinematics(model, q)
-    jacobians = jax.vmap(lambda b: jacobian_from_poses(model, poses, b))(jnp.arange(model.num_bodies))
+    twists = dof_twists(model, poses).T  # (nv, 6)
+    _, moves = model._velocity_columns()
     pose_ok = pose_validity(poses)
     n = len(cables.names)
     lengths = jnp.zeros(n, dtype)
-    # Unit-tension wrenches [force, moment] per cable and body, then one product with
-    # the Jacobians (gathering a Jacobian per leg body would move far more memory).
-    wrenches = jnp.zeros((n, model.num_bodies, 6), dtype)
-    for group in _stacked_groups(cables):
+    groups = _stacked_groups(cables)
+    leg_lengths, values, targets = [], [], []
+    for group in groups:
         local = _gather(poses, group.bodies)
+        moved = moves[group.bodies].astype(dtype)  # (m, k, nv), static
         if group.closed_form:
             path = jax.vmap(solve_closed_form)(group.stacked, local, pose_ok[group.bodies])
-            force = jax.vmap(_closed_form_forces)(group.stacked, local, path)
+            rows = jax.vmap(_closed_form_lines)(group.stacked, local, path)
+            # A piece pulls its two bodies with opposite wrenches: a coordinate that moves
+            # both gets nothing from it.
+            coef = np.stack([moved[:, i] - moved[:, j] for i, j in _line_bodies(moved.shape[1])], axis=1)
         else:
             path = jax.vmap(lambda c, p: solve_cable(c, p))(group.stacked, local)
             force = jax.vmap(lambda p: p.body_forces(1.0))(path)
-        lengths = lengths.at[group.owners].add(path.length / group.divisor)
-        # [force, moment] against the Jacobians' [linear; angular] rows.
-        wrench = jnp.concatenate([force[:, :, 1], force[:, :, 0]], axis=-1) / group.divisor[:, None, None]
-        rows = np.repeat(group.owners, group.bodies.shape[1])
-        wrenches = wrenches.at[rows, group.bodies.ravel()].add(wrench.reshape(-1, 6))
-    arms = jnp.einsum("nbj,bjv->nv", wrenches, jacobians)
+            f = force[:, :, 1]
+            rows = jnp.concatenate([f, force[:, :, 0] + jnp.cross(local.translation, f)], axis=-1)
+            # A leg in equilibrium exerts no net wrench on its bodies together, so only
+            # coordinates that move some but not all of them get anything.
+            coupled = moved.any(axis=1) & ~moved.all(axis=1)
+            coef = moved * coupled[:, None, :]
+        leg_lengths.append(path.length / group.divisor)
+        # Static (leg, coordinate) pairs with a share; the power of each row's wrench
+        # against the coordinate's twist (elementwise: tiny batched dots run slowly).
+        leg, dof = np.nonzero(np.any(coef != 0, axis=1))
+        power = jnp.sum(rows[leg] * twists[dof][:, None, :], axis=-1)
+        values.append(jnp.sum(power * coef[leg, :, dof], axis=1) / group.divisor[leg])
+        targets.append(group.owners[leg] * model.nv + dof)
+    if groups:
+        lengths = jnp.concatenate([jnp.concatenate(leg_lengths), jnp.zeros(1, dtype)])[_leg_table(cables)].sum(axis=1)
+        arms = _sum_pairs(np.concatenate(targets), jnp.concatenate(values), n, model.nv, dtype)
+    else:  # only fixed tendons
+        arms = jnp.zeros((n, model.nv), dtype)
     if any(cables.linear):
         lengths = lengths + cables.coefficients @ q
         dq_dv = jax.jacfwd(lambda v: integrate(model, q, v))(jnp.zeros(model.nv, dtype))
         arms = arms - cables.coefficients @ dq_dv
     invalid = jnp.isnan(lengths)
     return lengths, jnp.where(invalid[:, None], jnp.nan, arms)
+
+
+def _sum_pairs(targets: np.ndarray, values: Array, n: int, nv: int, dtype) -> Array:
+    """(n, nv) sums of ``values`` into the flat cells ``targets`` (static): a gather per
+    occupied cell and a sum, then a gather into the matrix (XLA's CPU backend runs
+    scatters slowly)."""
+    cells, slot = np.unique(targets, return_inverse=True)
+    members = [np.nonzero(slot == c)[0] for c in range(len(cells))]
+    width = max([len(m) for m in members] + [1])
+    table = np.full((len(cells), width), len(targets), dtype=int)
+    for c, m in enumerate(members):
+        table[c, : len(m)] = m
+    sums = jnp.concatenate([values, jnp.zeros(1, dtype)])[table].sum(axis=1)
+    where = np.full(n * nv, len(cells), dtype=int)
+    where[cells] = np.arange(len(cells))
+    return jnp.concatenate([sums, jnp.zeros(1, dtype)])[where].reshape(n, nv)
+
+
+def _leg_table(cables: CableSet) -> np.ndarray:
+    """Static (n_cables, most legs) indices into the legs in `_stacked_groups` order, each
+    cable's legs then padding pointing one past the last leg (a zero row)."""
+    order = [plan.cable for members in _grouped_legs(cables).values() for plan, _, _ in members]
+    rows = [[k for k, owner in enumerate(order) if owner == i] for i in range(len(cables.names))]
+    width = max([len(r) for r in rows] + [1])
+    return np.array([r + [len(order)] * (width - len(r)) for r in rows], dtype=int)
 
 
 def cable_set_moment_arms(

@@ -9,6 +9,7 @@ from ._model import (
     forward_kinematics as forward_kinematics,
     integrate as integrate,
     jacobian as jacobian,
+    dof_twists as dof_twists,
     jacobian_from_poses as jacobian_from_poses,
     neutral as neutral,
     random_configuration as random_configuration,

@@ -327,6 +327,29 @@ def jacobian(
     return jacobian_from_poses(model, X_GB, body, point)
 
 
+def dof_twists(model: RobotModel, X_GB: Transform) -> Float[Array, "6 nv"]:
+    """Every velocity coordinate's unit twist in ground, ``[linear; angular]`` rows, the
+    linear part being the velocity of the point at the ground origin (docs/kinematics.md).
+    A body's Jacobian is these columns, masked to its ancestors' joints and moved to its
+    point; a wrench ``[F; M_O]`` about the origin does power ``twistsᵀ [F; M_O]`` per
+    coordinate, whichever body it acts on."""
+    dtype = X_GB.translation.dtype
+    if model.nv == 0:
+        return jnp.zeros((6, 0), dtype=dtype)
+    owner, _ = model._velocity_columns()
+    # Motion subspaces of every joint side by side (6, nv), rotated to ground.
+    blocks = [
+        JOINT_KINDS[model.body_joint_kinds[b]].motion_subspace(model.joint_axes[b])
+        for b in range(1, model.num_bodies)
+        if JOINT_KINDS[model.body_joint_kinds[b]].nv > 0
+    ]
+    S = jnp.concatenate(blocks, axis=1).astype(dtype)
+    R = X_GB.rotation[owner]  # (nv, 3, 3)
+    angular = jnp.einsum("kij,jk->ki", R, S[3:])
+    linear = jnp.einsum("kij,jk->ki", R, S[:3]) - jnp.cross(angular, X_GB.translation[owner])
+    return jnp.concatenate([linear, angular], axis=1).T
+
+
 def jacobian_from_poses(
     model: RobotModel, X_GB: Transform, body: BodyRef, point: Real[ArrayLike, "3"] | Sequence = (0.0, 0.0, 0.0)
 ) -> Float[Array, "6 nv"]:
@@ -340,19 +363,11 @@ def jacobian_from_poses(
     if model.nv == 0:
         return jnp.zeros((6, 0), dtype=dtype)
     p_G = X_GB[body].apply(as_float_array(point, dtype))
-    owner, moves = model._velocity_columns()
-    # Motion subspaces of every joint side by side (6, nv), rotated to ground, with the
-    # lever arm to the point; columns of joints that do not move `body` are masked.
-    blocks = [
-        JOINT_KINDS[model.body_joint_kinds[b]].motion_subspace(model.joint_axes[b])
-        for b in range(1, model.num_bodies)
-        if JOINT_KINDS[model.body_joint_kinds[b]].nv > 0
-    ]
-    S = jnp.concatenate(blocks, axis=1).astype(dtype)
-    R = X_GB.rotation[owner]  # (nv, 3, 3)
-    angular = jnp.einsum("kij,jk->ki", R, S[3:])
-    linear = jnp.einsum("kij,jk->ki", R, S[:3]) + jnp.cross(angular, p_G - X_GB.translation[owner])
-    J = jnp.concatenate([linear, angular], axis=1).T
+    _, moves = model._velocity_columns()
+    # The joints' twists at the ground origin, moved to the point (v_p = v_O + w x p);
+    # columns of joints that do not move `body` are masked.
+    twists = dof_twists(model, X_GB)
+    J = twists.at[:3].add(jnp.cross(twists[3:].T, p_G).T)
     return jnp.where(jnp.asarray(moves)[body], J, 0.0)
 
 
