@@ -53,15 +53,12 @@ def _sqrt_positive(x):
     return jnp.where(positive, jnp.sqrt(jnp.where(positive, x, 1.0)), 0.0)
 
 
-def _arc_angle(p, q, long_when_positive: bool):
-    """MuJoCo's ``length_circle`` / radius: the angle from p to q, 2π minus it when the
-    solution's orientation (``ind``) and the sign of ``p × q`` say so."""
-    cross = p[1] * q[0] - p[0] * q[1]
+def _arc_angle(p, q):
+    """The unsigned angle between p and q in [0, π] (MuJoCo's ``length_circle`` before
+    its orientation test), with a zero derivative where either vector is zero."""
     y, x = jnp.abs(_cross2(p, q)), jnp.dot(p, q)
     degenerate = (y == 0) & (x == 0)  # a zero vector: atan2's derivative is 0/0 there
-    angle = jnp.where(degenerate, 0.0, jnp.arctan2(jnp.where(degenerate, 0.0, y), jnp.where(degenerate, 1.0, x)))
-    flip = (cross > 0) if long_when_positive else (cross < 0)
-    return jnp.where(flip, 2 * jnp.pi - angle, angle)
+    return jnp.where(degenerate, 0.0, jnp.arctan2(jnp.where(degenerate, 0.0, y), jnp.where(degenerate, 1.0, x)))
 
 
 def _wrap_circle(end, side2, radius, has_side: bool):
@@ -102,7 +99,12 @@ def _wrap_circle(end, side2, radius, has_side: bool):
     p = jnp.where(first, sols[0][0], sols[1][0])
     q = jnp.where(first, sols[0][1], sols[1][1])
     crosses = jnp.where(first, crossings[0], crossings[1])
-    arc = jnp.where(first, _arc_angle(sols[0][0], sols[0][1], False), _arc_angle(sols[1][0], sols[1][1], True))
+    # The arc of the chosen solution only (one atan2): the long way when the first
+    # solution turns clockwise or the second counter-clockwise (MuJoCo's ``ind``).
+    angle = _arc_angle(p, q)
+    cross = p[1] * q[0] - p[0] * q[1]
+    flip = jnp.where(first, cross < 0, cross > 0)
+    arc = jnp.where(flip, 2 * jnp.pi - angle, angle)
     return ~no_wrap & ~crosses, p, q, radius * arc
 
 
