@@ -42,6 +42,7 @@ from ._io._mjcf import (
     qvel_to_v as qvel_to_v,
     v_to_qvel as v_to_qvel,
 )
+from ._io._osim import load_osim as load_osim
 from ._kinematics import (
     RobotModel as RobotModel,
     RobotModelBuilder as RobotModelBuilder,
