@@ -1,0 +1,124 @@
+"""All muscle lengths and the moment-arm matrix per configuration for OpenSim models:
+jaxwrap ``jit(vmap)`` versus OpenSim 4.6 per call, in one run.
+
+    pip install -e '.[opensim]'
+    python benchmarks/opensim_models.py [--batch 4096] [--repeats 3] [--model PATH ...]
+
+Models: arm26 (tests/data/osim) and any ``--model`` given.
+
+- jaxwrap: ``jw.cable_lengths_and_moment_arms`` and the per-cable results
+  (``jw.solve_cables``), one ``jit(vmap)`` call over the batch of random configurations
+  in the coordinate ranges;
+- OpenSim: per configuration, set the coordinates, ``realizePosition``, then
+  ``getLength`` and ``computeMomentArm`` for every muscle and coordinate, through the
+  Python bindings (their call overhead is included), over the first 256 configurations.
+
+Prints the median time per configuration, jaxwrap's compile time, the ratio (OpenSim /
+jaxwrap: above 1 means jaxwrap is faster), and per muscle the largest length difference
+from OpenSim and jaxwrap's converged fraction. The machine is shared: compare medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import jaxwrap as jw  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ARM26 = os.path.join(HERE, "..", "tests", "data", "osim", "arm26.osim")
+
+
+def _configurations(coordinates, batch: int, seed: int = 0) -> np.ndarray:
+    lo = np.array([coordinates.get(i).getRangeMin() for i in range(coordinates.getSize())])
+    hi = np.array([coordinates.get(i).getRangeMax() for i in range(coordinates.getSize())])
+    lo, hi = np.clip(lo, -np.pi, np.pi), np.clip(hi, -np.pi, np.pi)
+    return np.random.default_rng(seed).uniform(lo, hi, size=(batch, len(lo)))
+
+
+def bench_jaxwrap(model, cables, q, repeats):
+    def evaluate(q):
+        lengths, arms = jw.cable_lengths_and_moment_arms(model, cables, q)
+        return lengths, arms, jw.solve_cables(cables, jw.forward_kinematics(model, q)).converged
+
+    fn = jax.jit(jax.vmap(evaluate))
+    q = jnp.asarray(q)
+    start = time.perf_counter()
+    compiled = fn.lower(q).compile()
+    compile_s = time.perf_counter() - start
+    out = jax.block_until_ready(compiled(q))
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(compiled(q))
+        times.append(time.perf_counter() - start)
+    return compile_s, statistics.median(times) / len(q), [np.asarray(x) for x in out]
+
+
+def bench_opensim(m, state, q, repeats):
+    coordinates, muscles = m.getCoordinateSet(), m.getMuscles()
+    nc, nm = coordinates.getSize(), muscles.getSize()
+
+    def sweep(store=None):
+        for row in q:
+            for i in range(nc):
+                coordinates.get(i).setValue(state, float(row[i]), False)
+            m.realizePosition(state)
+            lengths = [muscles.get(k).getLength(state) for k in range(nm)]
+            arms = [[muscles.get(k).computeMomentArm(state, coordinates.get(i)) for i in range(nc)] for k in range(nm)]
+            if store is not None:
+                store[0].append(lengths)
+                store[1].append(arms)
+
+    store = ([], [])
+    sweep(store)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        sweep()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) / len(q), np.array(store[0]), np.array(store[1])
+
+
+def main() -> None:
+    import opensim
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--batch", type=int, default=4096)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--model", action="append", default=[])
+    args = parser.parse_args()
+    print(
+        f"batch {args.batch} (OpenSim: the first 256), median of {args.repeats}, float64, "
+        f"{jax.devices()[0].platform.upper()}, OpenSim {opensim.__version__}, jax {jax.__version__}"
+    )
+    for path in [ARM26, *args.model]:
+        m = opensim.Model(path)
+        state = m.initSystem()
+        model, cables = jw.load_osim(m)
+        q = _configurations(m.getCoordinateSet(), args.batch)
+        compile_s, t_jw, (L, R, ok) = bench_jaxwrap(model, cables, q, args.repeats)
+        t_os, L0, R0 = bench_opensim(m, state, q[:256], args.repeats)
+        structures = cables.num_structures()
+        print(f"\n{os.path.basename(path)}: {len(cables)} muscles, nv {model.nv}, {structures} leg structures")
+        print(f"  jaxwrap jit(vmap)   {t_jw * 1e6:9.2f} us/config   compile {compile_s:6.1f} s")
+        print(f"  OpenSim             {t_os * 1e6:9.2f} us/config   ratio OpenSim/jaxwrap {t_os / t_jw:6.1f}")
+        for k, name in enumerate(cables.names):
+            good = ok[:256, k]
+            diff = np.abs(L[:256, k] - L0[:, k])[good]
+            worst = f"{diff.max():.1e} m" if good.any() else "-"
+            share = ok[:, k].mean() * 100
+            print(f"    {name:12s} converged {share:6.1f} %   max |L - OpenSim| where converged {worst}")
+
+
+if __name__ == "__main__":
+    main()
