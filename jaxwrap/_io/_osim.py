@@ -137,7 +137,7 @@ def _joint_chain(osim, joint, name: str) -> list[tuple[str, str | None, np.ndarr
     # X_FM = T(Σ f_i t_i) · R(a1, f1) R(a2, f2) R(a3, f3): translations in F, then body-fixed rotations.
     for _, coordinate, axis, value in axes[3:]:
         if coordinate is None:
-            pending = pending @ _pose(translation=value * axis)
+            pending = pending @ _pose(translation=value * axis / np.linalg.norm(axis))
         else:
             pending = pending @ _pose(translation=value * axis / np.linalg.norm(axis))
             chain.append(("prismatic", coordinate, axis / np.linalg.norm(axis), pending))
