@@ -147,9 +147,11 @@ def tendon_metrics(config: Configuration, q: jnp.ndarray, data: dict) -> dict:
     per joint (N m, 0 when tensions up to ``max_tension`` hold the arm)."""
     model = to_robot_model(config)
     cables = tendons(config)
+
     def one(q):
         tip = end_point_poses(config, q).translation[0, 1:]
         linear, _ = compute_deflections(config, q)
+
         # Holding torque: the gradient of the potential energy m g z_cg.
         def potential(q):
             mass, cg = compute_cg(config, q)

@@ -24,8 +24,12 @@ def problem():
 
 @pytest.fixture(scope="module")
 def metrics_fn():
-    return jax.jit(jax.vmap(lambda space, config, z, q, data: ex.tendon_metrics(space.apply(config, z), q, data),
-                            in_axes=(None, None, 0, 0, None)))
+    return jax.jit(
+        jax.vmap(
+            lambda space, config, z, q, data: ex.tendon_metrics(space.apply(config, z), q, data),
+            in_axes=(None, None, 0, 0, None),
+        )
+    )
 
 
 def _planar_arm(q, r, a=ex.STATION, e=ex.CLEARANCE):
@@ -64,8 +68,16 @@ def test_tendon_design_converges_from_eight_random_starts(problem, metrics_fn):
     config, space, data = problem
     z0, q0 = ex.random_starts(space, jax.random.PRNGKey(0), 8)
     result = M.design_search(
-        ex.tendon_loss, space, config, z0, q0, data, optimizer=ex.OPTIMIZER, num_steps=ex.NUM_STEPS,
-        steps_per_call=500, progress=False,
+        ex.tendon_loss,
+        space,
+        config,
+        z0,
+        q0,
+        data,
+        optimizer=ex.OPTIMIZER,
+        num_steps=ex.NUM_STEPS,
+        steps_per_call=500,
+        progress=False,
     )
     m = jax.tree_util.tree_map(np.asarray, metrics_fn(space, config, result.z, result.aux, data))
     reach = np.linalg.norm(m["tip"] - np.asarray(data["targets"]), axis=-1)
