@@ -227,7 +227,9 @@ def run_design_demo(
     return {"result": result, "metrics": metrics, "reach_error": err, "space": space, "config": config}
 
 
-def _plot_design_demo(M, ex, space, config, z_start, q_start, result, best, data, path, out) -> None:
+def _loss_history_figure(result, best, title, figsize, out):
+    """A two-panel figure with every start's loss history on the left (the best in red);
+    ``(pyplot, figure, right axes)``, or None without matplotlib."""
     try:
         import matplotlib
 
@@ -235,17 +237,27 @@ def _plot_design_demo(M, ex, space, config, z_start, q_start, result, best, data
         import matplotlib.pyplot as plt
     except ImportError:
         print("(matplotlib is not installed: no plot written)", file=out)
-        return
+        return None
     import numpy as np
 
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.8))
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=figsize)
     history = np.asarray(result.history)
     for k in range(history.shape[0]):
         ax.semilogy(history[k], lw=2.0 if k == best else 0.8, color="C3" if k == best else "gray")
     ax.set_xlabel("Adam step")
     ax.set_ylabel("loss")
-    ax.set_title("design search, every start (best in red)")
+    ax.set_title(f"{title}, every start (best in red)")
     ax.grid(True, which="both", alpha=0.3)
+    return plt, fig, ax2
+
+
+def _plot_design_demo(M, ex, space, config, z_start, q_start, result, best, data, path, out) -> None:
+    figure = _loss_history_figure(result, best, "design search", (11, 4.8), out)
+    if figure is None:
+        return
+    plt, fig, ax2 = figure
+    import numpy as np
+
     targets = np.asarray(data["targets"])
     for z, qs, style, label in [(z_start, q_start, "--", "start"), (result.z[best], result.aux[best], "-", "found")]:
         design = space.apply(config, z)
@@ -335,24 +347,12 @@ def run_tendon_design_demo(
 
 
 def _plot_tendon_design_demo(M, space, config, z_start, q_start, result, best, data, path, out) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("(matplotlib is not installed: no plot written)", file=out)
+    figure = _loss_history_figure(result, best, "tendon co-design", (11, 5), out)
+    if figure is None:
         return
+    plt, fig, ax2 = figure
     import numpy as np
 
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 5))
-    history = np.asarray(result.history)
-    for k in range(history.shape[0]):
-        ax.semilogy(history[k], lw=2.0 if k == best else 0.8, color="C3" if k == best else "gray")
-    ax.set_xlabel("Adam step")
-    ax.set_ylabel("loss")
-    ax.set_title("tendon co-design, every start (best in red)")
-    ax.grid(True, which="both", alpha=0.3)
     targets = np.asarray(data["targets"])
     for z, qs, style, label in [(z_start, q_start, "--", "start"), (result.z[best], result.aux[best], "-", "found")]:
         design = space.apply(config, z)

@@ -431,7 +431,7 @@ def solve_cables(
 
     # Per cable, the sum of its legs and the first failure among them (static gathers of
     # each cable's legs in order, padded with a zero length and a success).
-    table = _leg_table(cables)
+    table = _leg_table(groups, n)
     success = RESULTS.successful._value
     if groups:
         length = jnp.concatenate([*leg_lengths, jnp.zeros(1, dtype)])[table].sum(axis=1)
@@ -523,7 +523,6 @@ def cable_lengths_and_moment_arms(
     _, moves = model._velocity_columns()
     pose_ok = pose_validity(poses)
     n = len(cables.names)
-    lengths = jnp.zeros(n, dtype)
     groups = _stacked_groups(cables)
     leg_lengths, values, targets = [], [], []
     for group in groups:
@@ -552,10 +551,11 @@ def cable_lengths_and_moment_arms(
         values.append(jnp.sum(power * coef[leg, :, dof], axis=1) / group.divisor[leg])
         targets.append(group.owners[leg] * model.nv + dof)
     if groups:
-        lengths = jnp.concatenate([jnp.concatenate(leg_lengths), jnp.zeros(1, dtype)])[_leg_table(cables)].sum(axis=1)
+        padded = jnp.concatenate([*leg_lengths, jnp.zeros(1, dtype)])
+        lengths = padded[_leg_table(groups, n)].sum(axis=1)
         arms = _sum_pairs(np.concatenate(targets), jnp.concatenate(values), n, model.nv, dtype)
     else:  # only fixed tendons
-        arms = jnp.zeros((n, model.nv), dtype)
+        lengths, arms = jnp.zeros(n, dtype), jnp.zeros((n, model.nv), dtype)
     if any(cables.linear):
         lengths = lengths + cables.coefficients @ q
         dq_dv = jax.jacfwd(lambda v: integrate(model, q, v))(jnp.zeros(model.nv, dtype))
@@ -580,11 +580,11 @@ def _sum_pairs(targets: np.ndarray, values: Array, n: int, nv: int, dtype) -> Ar
     return jnp.concatenate([sums, jnp.zeros(1, dtype)])[where].reshape(n, nv)
 
 
-def _leg_table(cables: CableSet) -> np.ndarray:
-    """Static (n_cables, most legs) indices into the legs in `_stacked_groups` order, each
+def _leg_table(groups: list[_Group], n: int) -> np.ndarray:
+    """Static (n cables, most legs) indices into the legs of ``groups`` in order, each
     cable's legs then padding pointing one past the last leg (a zero row)."""
-    order = [plan.cable for members in _grouped_legs(cables).values() for plan, _, _ in members]
-    rows = [[k for k, owner in enumerate(order) if owner == i] for i in range(len(cables.names))]
+    order = np.concatenate([group.owners for group in groups]).tolist()
+    rows = [[k for k, owner in enumerate(order) if owner == i] for i in range(n)]
     width = max([len(r) for r in rows] + [1])
     return np.array([r + [len(order)] * (width - len(r)) for r in rows], dtype=int)
 

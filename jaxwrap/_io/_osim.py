@@ -33,6 +33,7 @@ from .._kinematics import RobotModel
 from .._kinematics._spec import WORLD, ModelSpec
 from .._spatial import Transform
 from .._surfaces import Cylinder, Ellipsoid, Sphere, Torus
+from ._mjcf import _axis_angle, _pose
 
 
 def _opensim():
@@ -52,15 +53,6 @@ def _matrix(rotation) -> np.ndarray:
     return np.array([[m.get(i, j) for j in range(3)] for i in range(3)], dtype=float)
 
 
-def _pose(rotation=None, translation=None) -> np.ndarray:
-    X = np.eye(4)
-    if rotation is not None:
-        X[:3, :3] = rotation
-    if translation is not None:
-        X[:3, 3] = translation
-    return X
-
-
 def _simtk_pose(transform) -> np.ndarray:
     return _pose(_matrix(transform.R()), _vec(transform.p()))
 
@@ -68,13 +60,6 @@ def _simtk_pose(transform) -> np.ndarray:
 def _inverse(X: np.ndarray) -> np.ndarray:
     R, p = X[:3, :3], X[:3, 3]
     return _pose(R.T, -R.T @ p)
-
-
-def _axis_angle(axis, angle) -> np.ndarray:
-    a = np.asarray(axis, dtype=float)
-    a = a / np.linalg.norm(a)
-    K = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
-    return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
 
 
 def _frame_in_body(frame) -> tuple[str, np.ndarray]:
@@ -144,9 +129,9 @@ def _joint_chain(osim, joint, name: str) -> list[tuple[str, str | None, np.ndarr
             pending = np.eye(4)
     for _, coordinate, axis, value in axes[:3]:
         if coordinate is None:
-            pending = pending @ _pose(_axis_angle(axis, value)) if value != 0.0 else pending
+            pending = pending @ _pose(_axis_angle(axis / np.linalg.norm(axis), value)) if value != 0.0 else pending
         else:
-            pending = pending @ _pose(_axis_angle(axis, value))
+            pending = pending @ _pose(_axis_angle(axis / np.linalg.norm(axis), value))
             chain.append(("revolute", coordinate, axis / np.linalg.norm(axis), pending))
             pending = np.eye(4)
     chain.append(("fixed", None, np.zeros(3), pending))
@@ -254,11 +239,10 @@ def _surface(osim, wrap, label: str):
     raise ValueError(f"{label}: wrap object {wrap.getName()!r} is a {kind}, not supported")
 
 
-def _wrapped_segments(osim, m, paths, probes: int) -> dict[tuple[int, int], set[int]]:
+def _wrapped_segments(osim, m, state, paths, probes: int) -> dict[tuple[int, int], set[int]]:
     """Which segment (index of the path point before it) OpenSim wraps each path wrap on,
     over the default pose and ``probes`` configurations uniform in the coordinate ranges:
     ``{(path, wrap): {segment, ...}}`` (docs/opensim.md#which-segment)."""
-    state = m.initSystem()
     coordinates = m.getCoordinateSet()
     lo = np.array([coordinates.get(i).getRangeMin() for i in range(coordinates.getSize())])
     hi = np.array([coordinates.get(i).getRangeMax() for i in range(coordinates.getSize())])
@@ -287,7 +271,7 @@ def _wrapped_segments(osim, m, paths, probes: int) -> dict[tuple[int, int], set[
     return found
 
 
-def _paths(osim, m, model: RobotModel, frames, settings, quadrants: bool, probes: int) -> CableSet:
+def _paths(osim, m, state, model: RobotModel, frames, settings, quadrants: bool, probes: int) -> CableSet:
     forces = m.getForceSet()
     found = []
     for i in range(forces.getSize()):
@@ -305,7 +289,7 @@ def _paths(osim, m, model: RobotModel, frames, settings, quadrants: bool, probes
         if geometry is None:
             raise ValueError(f"{label}: a {path.getConcreteClassName()} is not supported yet (GeometryPath is)")
         found.append((force.getName(), label, geometry))
-    segments_of = _wrapped_segments(osim, m, [g for _, _, g in found], probes)
+    segments_of = _wrapped_segments(osim, m, state, [g for _, _, g in found], probes)
     names, cables = [], []
     for p, (name, label, geometry) in enumerate(found):
         points = []
@@ -387,7 +371,7 @@ def load_osim(
         m = osim.Model(str(source))
     else:
         m = source
-    m.initSystem()
+    state = m.initSystem()
     spec, frames = _model_spec(osim, m)
     model = RobotModel.from_spec(spec)
     coordinates = m.getCoordinateSet()
@@ -397,4 +381,4 @@ def load_osim(
             f"jaxwrap's joint order {list(model.joint_names)} differs from OpenSim's coordinate order "
             f"{list(expected)} (not yet supported)"
         )
-    return model, _paths(osim, m, model, frames, settings, quadrants, probes)
+    return model, _paths(osim, m, state, model, frames, settings, quadrants, probes)
