@@ -4,7 +4,8 @@ jaxwrap ``jit(vmap)`` versus OpenSim 4.6 per call, in one run.
     pip install -e '.[opensim]'
     python benchmarks/opensim_models.py [--batch 4096] [--repeats 3] [--model PATH ...]
 
-Models: arm26 (tests/data/osim) and any ``--model`` given.
+Models: arm26 and gait9dof18musc (tests/data/osim), or the ``--model`` files given.
+Locked coordinates stay at their default values.
 
 - jaxwrap: ``jw.cable_lengths_and_moment_arms`` and the per-cable results
   (``jw.solve_cables``), one ``jit(vmap)`` call over the batch of random configurations
@@ -36,19 +37,23 @@ import jaxwrap as jw  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ARM26 = os.path.join(HERE, "..", "tests", "data", "osim", "arm26.osim")
+GAIT = os.path.join(HERE, "..", "tests", "data", "osim", "gait9dof18musc.osim")
 
 
 def _configurations(coordinates, batch: int, seed: int = 0) -> np.ndarray:
     lo = np.array([coordinates.get(i).getRangeMin() for i in range(coordinates.getSize())])
     hi = np.array([coordinates.get(i).getRangeMax() for i in range(coordinates.getSize())])
     lo, hi = np.clip(lo, -np.pi, np.pi), np.clip(hi, -np.pi, np.pi)
+    for i in range(coordinates.getSize()):
+        if coordinates.get(i).getDefaultLocked():
+            lo[i] = hi[i] = coordinates.get(i).getDefaultValue()
     return np.random.default_rng(seed).uniform(lo, hi, size=(batch, len(lo)))
 
 
 def bench_jaxwrap(model, cables, q, repeats):
     def evaluate(q):
         lengths, arms = jw.cable_lengths_and_moment_arms(model, cables, q)
-        return lengths, arms, jw.solve_cables(cables, jw.forward_kinematics(model, q)).converged
+        return lengths, arms, jw.solve_cables(cables, jw.forward_kinematics(model, q), q).converged
 
     fn = jax.jit(jax.vmap(evaluate))
     q = jnp.asarray(q)
@@ -95,13 +100,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--batch", type=int, default=4096)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--model", action="append", default=[])
+    parser.add_argument("--model", action="append", default=None)
     args = parser.parse_args()
     print(
         f"batch {args.batch} (OpenSim: the first 256), median of {args.repeats}, float64, "
         f"{jax.devices()[0].platform.upper()}, OpenSim {opensim.__version__}, jax {jax.__version__}"
     )
-    for path in [ARM26, *args.model]:
+    for path in args.model or [ARM26, GAIT]:
         m = opensim.Model(path)
         state = m.initSystem()
         model, cables = jw.load_osim(m)

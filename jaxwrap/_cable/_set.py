@@ -24,7 +24,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float, Real
 
-from .._kinematics import RobotModel, dof_twists, forward_kinematics, integrate
+from .._kinematics import RobotModel, forward_kinematics, integrate
+from .._kinematics._model import _motion_twists
 from .._misc import all_finite, as_float_array, safe_norm, safe_normalize
 from .._results import RESULTS
 from .._spatial import Transform
@@ -171,6 +172,15 @@ class CableSet(eqx.Module):
     - `branches`: per cable, a tuple of `CableSpan` (empty for a purely linear cable).
     - `divisors`: per cable, one positive divisor per branch (default all 1).
     - `coefficients`: ``(n_cables, nq)`` linear coefficients, or None (no linear terms).
+    - `conditions`: per cable, per branch, a tuple of conditions ``(i, lower, upper,
+      inside)`` on the coordinate ``q[i]``: the branch counts (weight 1) only while every
+      ``q[i]`` is inside ``[lower, upper]`` (``inside``) or outside it (not ``inside``),
+      else weight 0; OpenSim's ``ConditionalPathPoint`` gives each cable one branch per
+      combination of its conditional points (docs/cable-sets.md#conditional-branches).
+      Default: every branch always counts.
+    - `blend`: 0 for that switch; a width ``w > 0`` blends each condition's weight
+      smoothly over ``[bound - w/2, bound + w/2]`` (a C¹ smoothstep), so lengths and
+      moment arms are continuous across the switch.
 
     `CableSet.from_cables({"name": cable, ...})` is the short form for one branch each.
     Solve with `jaxwrap.solve_cables`, `jaxwrap.cable_lengths`, `jaxwrap.moment_arms`.
@@ -182,6 +192,10 @@ class CableSet(eqx.Module):
     coefficients: Float[Array, "n nq"] | None = None
     # Which cables have a linear term (static, so solving without q knows whom it affects).
     linear: tuple[bool, ...] = eqx.field(static=True, default=())
+    conditions: tuple[tuple[tuple[tuple[int, float, float, bool], ...], ...], ...] = eqx.field(
+        static=True, default=()
+    )
+    blend: float = eqx.field(static=True, default=0.0)
 
     def __init__(
         self,
@@ -189,6 +203,8 @@ class CableSet(eqx.Module):
         branches: Sequence[Sequence[CableSpan]],
         divisors: Sequence[ArrayLike | Sequence] | None = None,
         coefficients: ArrayLike | None = None,
+        conditions: Sequence[Sequence[Sequence[tuple[int, float, float, bool]]]] | None = None,
+        blend: float = 0.0,
     ):
         names = tuple(names)
         if len(set(names)) != len(names):
@@ -239,6 +255,18 @@ class CableSet(eqx.Module):
         self.divisors = tuple(checked)
         self.coefficients = coefficients
         self.linear = linear
+        self.conditions = _checked_conditions(names, branches, conditions)
+        blend = float(blend)
+        if not np.isfinite(blend) or blend < 0:
+            raise ValueError(f"CableSet: blend must be a finite width >= 0, got {blend}")
+        self.blend = blend
+
+    @property
+    def conditional(self) -> tuple[bool, ...]:
+        """Per cable: whether any of its branches has a condition (static)."""
+        if not self.conditions:
+            return (False,) * len(self.names)
+        return tuple(any(bool(c) for c in branches) for branches in self.conditions)
 
     @classmethod
     def from_cables(cls, cables: Mapping[str, CableSpan]) -> CableSet:
@@ -274,6 +302,59 @@ class CableSet(eqx.Module):
     def __repr__(self) -> str:
         linear = "" if self.coefficients is None else ", with linear terms"
         return f"CableSet({len(self.names)} cables, {len(self.legs())} legs{linear})"
+
+
+def _checked_conditions(names, branches, conditions) -> tuple:
+    if conditions is None:
+        return ()
+    if len(conditions) != len(names):
+        raise ValueError(f"CableSet: {len(names)} names but {len(conditions)} condition lists")
+    checked = []
+    for name, spans, per_branch in zip(names, branches, conditions):
+        if len(per_branch) != len(spans):
+            raise ValueError(
+                f"cable {name!r}: needs one condition tuple per branch ({len(spans)}), got {len(per_branch)}"
+            )
+        rows = []
+        for b, conds in enumerate(per_branch):
+            row = []
+            for cond in conds:
+                if len(cond) != 4:
+                    raise ValueError(f"cable {name!r}, branch {b}: a condition is (index, lower, upper, inside)")
+                index, lower, upper, inside = int(cond[0]), float(cond[1]), float(cond[2]), bool(cond[3])
+                if index < 0 or not lower <= upper:
+                    raise ValueError(f"cable {name!r}, branch {b}: bad condition {tuple(cond)}")
+                row.append((index, lower, upper, inside))
+            rows.append(tuple(row))
+        checked.append(tuple(rows))
+    return tuple(checked)
+
+
+def _smoothstep(t: Array) -> Array:
+    u = jnp.clip(t + 0.5, 0.0, 1.0)
+    return u * u * (3.0 - 2.0 * u)
+
+
+def _branch_weight(conditions, q: Array, blend: float) -> Array:
+    """The weight of one branch: the product of its conditions' weights (1 without any)."""
+    weight = jnp.ones((), q.dtype)
+    for index, lower, upper, inside in conditions:
+        x = q[index]
+        if blend > 0:
+            w = _smoothstep((x - lower) / blend) * _smoothstep((upper - x) / blend)
+        else:
+            w = ((x >= lower) & (x <= upper)).astype(q.dtype)
+        weight = weight * (w if inside else 1.0 - w)
+    return weight
+
+
+def _leg_weights(cables: CableSet, groups: list, q: Array) -> list[Array]:
+    """Per group, the weight (m,) of each leg's branch at ``q``."""
+    weights = []
+    for group in groups:
+        conditions = [cables.conditions[plan.cable][plan.branch] for plan, _, _ in group.members]
+        weights.append(jnp.stack([_branch_weight(c, q, cables.blend) for c in conditions]))
+    return weights
 
 
 class CableSetPath(eqx.Module):
@@ -391,8 +472,9 @@ def solve_cables(
 
     - `cables`: a `jaxwrap.CableSet` whose body indices index ``body_poses``.
     - `body_poses`: ``X_GB`` of every body, leading axis ``n_bodies``.
-    - `q`: the configuration, needed only for cables with a linear term (fixed tendons);
-      without it their length is NaN and their result `invalid_input`.
+    - `q`: the configuration, needed only for cables with a linear term (fixed tendons)
+      or conditional branches; without it their length is NaN and their result
+      `invalid_input`.
     - `warm_start`: a previous `CableSetPath` of the same set.
 
     **Returns:** a `CableSetPath`; ``.length`` has shape (n_cables,).
@@ -415,6 +497,12 @@ def solve_cables(
     leg_lengths, leg_codes = [], []
     paths, plans = [], []
     pose_ok = pose_validity(body_poses)
+    conditional = any(cables.conditional)
+    if conditional and q is not None:
+        q = as_float_array(q)
+        weights = _leg_weights(cables, groups, q)
+    else:
+        weights = [None] * len(groups)
     for g, group in enumerate(groups):
         poses = _gather(body_poses, group.bodies)
         warm = None if warm_start is None else warm_start.groups[g]
@@ -424,8 +512,13 @@ def solve_cables(
             path = jax.vmap(lambda c, p: solve_cable(c, p))(group.stacked, poses)
         else:
             path = jax.vmap(lambda c, p, w: solve_cable(c, p, warm_start=w))(group.stacked, poses, warm)
-        leg_lengths.append(path.length / group.divisor)
-        leg_codes.append(path.result._value)
+        leg_length, leg_code = path.length / group.divisor, path.result._value
+        if weights[g] is not None:  # a branch that does not count adds nothing, not even a failure
+            off = weights[g] == 0
+            leg_length = jnp.where(off, 0.0, leg_length * weights[g])
+            leg_code = jnp.where(off, RESULTS.successful._value, leg_code)
+        leg_lengths.append(leg_length)
+        leg_codes.append(leg_code)
         paths.append(path)
         plans.append(tuple(plan for plan, _, _ in group.members))
 
@@ -453,6 +546,11 @@ def solve_cables(
         # An invalid q comes before any leg's failure.
         bad_q = jnp.asarray(cables.linear) & ~valid_q
         code = jnp.where(bad_q, RESULTS.invalid_input._value, code)
+    if conditional:
+        uses_q = jnp.asarray(cables.conditional)
+        valid_q = jnp.asarray(False) if q is None else jnp.all(jnp.isfinite(q))
+        length = jnp.where(uses_q & ~valid_q, jnp.nan, length)
+        code = jnp.where(uses_q & ~valid_q, RESULTS.invalid_input._value, code)
 
     # A NaN length (invalid input) gets NaN derivatives too, not zeros: multiply by a factor
     # that is 1 or NaN and carries no derivative of its own.
@@ -519,15 +617,20 @@ def cable_lengths_and_moment_arms(
     q = model.check_q(q)
     dtype = jnp.result_type(q, float)
     poses = forward_kinematics(model, q)
-    twists = dof_twists(model, poses).T  # (nv, 6)
-    _, moves = model._velocity_columns()
+    # One twist per joint motion (v's columns, then coupled joints), each adding to its
+    # coordinate's column.
+    twists = _motion_twists(model, poses, q).T  # (n_dof, 6)
+    _, column, moves = model._joint_dofs()
     pose_ok = pose_validity(poses)
     n = len(cables.names)
     groups = _stacked_groups(cables)
     leg_lengths, values, targets = [], [], []
-    for group in groups:
+    conditional = any(cables.conditional)
+    weights = _leg_weights(cables, groups, q) if conditional else [None] * len(groups)
+    raw_lengths = []
+    for group, weight in zip(groups, weights):
         local = _gather(poses, group.bodies)
-        moved = moves[group.bodies].astype(dtype)  # (m, k, nv), static
+        moved = moves[group.bodies].astype(dtype)  # (m, k, n_dof), static
         if group.closed_form:
             path = jax.vmap(solve_closed_form)(group.stacked, local, pose_ok[group.bodies])
             rows = jax.vmap(_closed_form_lines)(group.stacked, local, path)
@@ -543,19 +646,34 @@ def cable_lengths_and_moment_arms(
             # coordinates that move some but not all of them get anything.
             coupled = moved.any(axis=1) & ~moved.all(axis=1)
             coef = moved * coupled[:, None, :]
-        leg_lengths.append(path.length / group.divisor)
+        raw = path.length / group.divisor
+        scale = 1.0 / group.divisor
+        if weight is not None:  # weighted branches; one that does not count adds nothing
+            raw = jnp.where(weight == 0, 0.0, raw)
+            scale = jnp.where(weight == 0, 0.0, weight * scale)
+        raw_lengths.append(raw)
+        leg_lengths.append(raw if weight is None else raw * weight)
         # Static (leg, coordinate) pairs with a share; the power of each row's wrench
         # against the coordinate's twist (elementwise: tiny batched dots run slowly).
         leg, dof = np.nonzero(np.any(coef != 0, axis=1))
         power = jnp.sum(rows[leg] * twists[dof][:, None, :], axis=-1)
-        values.append(jnp.sum(power * coef[leg, :, dof], axis=1) / group.divisor[leg])
-        targets.append(group.owners[leg] * model.nv + dof)
+        values.append(jnp.sum(power * coef[leg, :, dof], axis=1) * scale[leg])
+        targets.append(group.owners[leg] * model.nv + column[dof])
     if groups:
         padded = jnp.concatenate([*leg_lengths, jnp.zeros(1, dtype)])
         lengths = padded[_leg_table(groups, n)].sum(axis=1)
         arms = _sum_pairs(np.concatenate(targets), jnp.concatenate(values), n, model.nv, dtype)
     else:  # only fixed tendons
         lengths, arms = jnp.zeros(n, dtype), jnp.zeros((n, model.nv), dtype)
+    if conditional and cables.blend > 0 and groups:
+        # Blended branches: the weights' own derivative, -Σ_b L_b dw_b/dv.
+        def all_weights(v):
+            return jnp.concatenate(_leg_weights(cables, groups, integrate(model, q, v)))
+
+        dw_dv = jax.jacfwd(all_weights)(jnp.zeros(model.nv, dtype))  # (legs, nv)
+        rates = jnp.concatenate(raw_lengths)[:, None] * dw_dv
+        padded = jnp.concatenate([rates, jnp.zeros((1, model.nv), dtype)])
+        arms = arms - padded[_leg_table(groups, n)].sum(axis=1)
     if any(cables.linear):
         lengths = lengths + cables.coefficients @ q
         dq_dv = jax.jacfwd(lambda v: integrate(model, q, v))(jnp.zeros(model.nv, dtype))

@@ -200,14 +200,14 @@ class ConvexShapeContact(AbstractDifferentiableFunction):
     def active_parameters(self) -> np.ndarray:
         active = np.zeros(self.model.nq, dtype=bool)
         for b in self._path_bodies():
-            active[self.model.q_slice(b)] = True
+            active[self.model.joint_coordinates(b)[0]] = True
         return active
 
     @property
     def active_derivative_parameters(self) -> np.ndarray:
         active = np.zeros(self.model.nv, dtype=bool)
         for b in self._path_bodies():
-            active[self.model.v_slice(b)] = True
+            active[self.model.joint_coordinates(b)[1]] = True
         return active
 
     # ------------------------------------------------------------------ evaluation

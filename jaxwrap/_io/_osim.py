@@ -6,30 +6,35 @@ model's components through its API, never the XML.
 
 *Bodies and joints.* A jaxwrap body frame is its OpenSim joint's child frame (the
 mobilized frame M); the OpenSim body frame is M times the inverse of the child offset,
-and that *offset* is applied to every path point, wrap object and the inertia, as for
-MJCF. Joints: ``WeldJoint`` (fixed), ``PinJoint`` (about the parent frame's z),
-``SliderJoint`` (along x), and ``CustomJoint`` whose transform axes are each a constant,
-or a linear function of slope ±1 of one coordinate, every coordinate driving one axis:
-translations along the parent frame's axes then body-fixed rotations in order. Coupled
-functions (splines, a coordinate on several axes) raise naming the joint and axis.
+and that *offset* is applied to every path point, wrap object, contact geometry and the
+inertia, as for MJCF. Every joint (Weld, Pin, Slider, Planar, Universal, Gimbal, Ball,
+Free, Custom) is a list of transform axes, translations in the parent frame then
+body-fixed rotations, each a function of at most one coordinate: each coordinate becomes
+a revolute or prismatic joint on its first axis of slope ±1, every other axis that
+depends on a coordinate a coupled joint (a `PiecewiseCubic` of it), constants fixed
+placements. ``q`` keeps OpenSim's coordinate order (docs/opensim.md#bodies-and-joints).
 
-*Paths.* Each muscle, path actuator or path spring with a ``GeometryPath`` becomes one
-cable: ``PathPoint`` s are the end and via points; every ``PathWrap`` is an obstacle on
-every segment of its ``range`` of path points (jaxwrap solves the exact shortest path,
-the obstacles of a segment jointly). ``WrapSphere``, ``WrapCylinder`` (infinite),
-``WrapEllipsoid`` and ``WrapTorus`` map onto the jaxwrap surfaces; a ``quadrant`` other
-than ``all`` becomes the wrap side. ``ConditionalPathPoint``, ``MovingPathPoint`` and
-``Scholz2015GeometryPath`` raise naming the path and element (not yet supported).
+*Paths.* Each muscle, path actuator or path spring becomes one cable. A ``GeometryPath``:
+``PathPoint`` s are end and via points; a ``MovingPathPoint`` is a massless body moved by
+coupled prismatic joints; ``ConditionalPathPoint`` s make one branch per combination,
+with conditions on their coordinates; every ``PathWrap`` is an obstacle on the segments
+of its ``range`` where OpenSim applies it (``WrapSphere``, ``WrapCylinder`` (infinite),
+``WrapEllipsoid``, ``WrapTorus``; a ``quadrant`` other than ``all`` is the wrap side). A
+``Scholz2015GeometryPath`` maps element for element onto a `CableSpan`. Anything else
+raises naming the joint or path and the element.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
+from typing import NamedTuple
 
 import numpy as np
 
 from .._cable import CableSet, CableSettings, CableSpan
 from .._kinematics import RobotModel
+from .._kinematics._functions import PiecewiseCubic
 from .._kinematics._spec import WORLD, ModelSpec
 from .._spatial import Transform
 from .._surfaces import Cylinder, Ellipsoid, Sphere, Torus
@@ -67,74 +72,157 @@ def _frame_in_body(frame) -> tuple[str, np.ndarray]:
     return frame.findBaseFrame().getName(), _simtk_pose(frame.findTransformInBaseFrame())
 
 
-def _coordinate_axes(osim, joint, name: str) -> list[tuple[str, str | None, np.ndarray, float]]:
-    """A CustomJoint's transform axes as (kind, coordinate or None, axis, function)."""
-    custom = osim.CustomJoint.safeDownCast(joint)
-    transform = custom.getSpatialTransform()
-    axes = []
-    for k in range(6):
-        ta = transform.getTransformAxis(k)
-        kind = "rotation" if k < 3 else "translation"
-        coords = [ta.get_coordinates(c) for c in range(ta.getCoordinateNamesInArray().getSize())]
-        function = ta.get_function()
-        axis = _vec(ta.getAxis())
-        label = f"joint {name!r}, {ta.getName()}"
-        constant = osim.Constant.safeDownCast(function)
+_FUNCTIONS = "Constant, LinearFunction, SimmSpline, PiecewiseLinearFunction, MultiplierFunction"
+
+
+def _function(osim, function, label: str) -> PiecewiseCubic:
+    """An OpenSim function of one variable as a `PiecewiseCubic`, checked against
+    OpenSim's own ``calcValue`` at its knots, between them and beyond them."""
+    kind = function.getConcreteClassName()
+    if kind == "Constant":
+        f = PiecewiseCubic.constant(osim.Constant.safeDownCast(function).getValue())
+    elif kind == "LinearFunction":
         linear = osim.LinearFunction.safeDownCast(function)
-        if constant is not None:
-            axes.append((kind, None, axis, float(constant.getValue())))
-        elif linear is not None and len(coords) == 1 and abs(abs(linear.getSlope()) - 1.0) < 1e-15:
-            slope, intercept = float(linear.getSlope()), float(linear.getIntercept())
-            axes.append((kind, coords[0], slope * axis, slope * intercept))
-        else:
-            raise ValueError(
-                f"{label}: a {function.getConcreteClassName()} of {coords or 'no coordinate'} is a coupled "
-                "coordinate function; jaxwrap's OpenSim import takes constants and linear functions of slope ±1 "
-                "of one coordinate (not yet splines or couplings)"
-            )
-    return axes
+        f = PiecewiseCubic.linear(linear.getSlope(), linear.getIntercept())
+    elif kind in ("SimmSpline", "PiecewiseLinearFunction"):
+        cast = getattr(osim, kind).safeDownCast(function)
+        x = [cast.getX(i) for i in range(cast.getSize())]
+        y = [cast.getY(i) for i in range(cast.getSize())]
+        make = PiecewiseCubic.simm_spline if kind == "SimmSpline" else PiecewiseCubic.piecewise_linear
+        try:
+            f = make(x, y)
+        except ValueError as error:
+            raise ValueError(f"{label}: {error}") from None
+    elif kind == "MultiplierFunction":
+        multiplier = osim.MultiplierFunction.safeDownCast(function)
+        f = _function(osim, multiplier.getFunction(), label).scaled(multiplier.getScale())
+    else:
+        raise ValueError(f"{label}: a {kind} is not supported ({_FUNCTIONS} are)")
+    knots = np.asarray(f.knots)
+    samples = np.concatenate([knots, (knots[1:] + knots[:-1]) / 2, [knots[0] - 0.5, knots[-1] + 0.5]])
+    ours = np.asarray(f(samples))
+    theirs = np.array([function.calcValue(osim.Vector(1, float(x))) for x in samples])
+    if not np.allclose(ours, theirs, rtol=1e-9, atol=1e-12):
+        worst = float(np.max(np.abs(ours - theirs)))
+        raise ValueError(f"{label}: jaxwrap's {kind} differs from OpenSim's by {worst:.3g}")
+    return f
 
 
-def _joint_chain(osim, joint, name: str) -> list[tuple[str, str | None, np.ndarray, np.ndarray]]:
-    """The joint as a chain of (kind, coordinate, axis, fixed pose before it) from the
-    parent frame F to the mobilized frame M; kind ``fixed`` for the end."""
+class _Axis(NamedTuple):
+    """One transform axis of a joint: ``rotation`` or ``translation`` by ``function`` of
+    ``coordinate`` (None: a constant) along the unit ``axis``; ``label`` names it."""
+
+    kind: str
+    label: str
+    coordinate: str | None
+    axis: np.ndarray
+    function: PiecewiseCubic
+    slope: float | None  # ±1 when the function is q ↦ ±q + intercept
+    intercept: float
+
+
+def _identity(kind: str, label: str, coordinate: str, axis) -> _Axis:
+    return _Axis(kind, label, coordinate, np.asarray(axis, float), PiecewiseCubic.linear(1.0, 0.0), 1.0, 0.0)
+
+
+_X, _Y, _Z = np.eye(3)
+
+# The standard joints as (translations, rotations) over their coordinates' positions,
+# each in Simbody's order: translations in the parent frame, then body-fixed rotations.
+_STANDARD = {
+    "PinJoint": ((), (("rotation", 0, _Z),)),
+    "SliderJoint": ((("translation", 0, _X),), ()),
+    "PlanarJoint": ((("translation", 1, _X), ("translation", 2, _Y)), (("rotation", 0, _Z),)),
+    "UniversalJoint": ((), (("rotation", 0, _X), ("rotation", 1, _Y))),
+    "GimbalJoint": ((), (("rotation", 0, _X), ("rotation", 1, _Y), ("rotation", 2, _Z))),
+    "BallJoint": ((), (("rotation", 0, _X), ("rotation", 1, _Y), ("rotation", 2, _Z))),
+    "FreeJoint": (
+        (("translation", 3, _X), ("translation", 4, _Y), ("translation", 5, _Z)),
+        (("rotation", 0, _X), ("rotation", 1, _Y), ("rotation", 2, _Z)),
+    ),
+}
+
+
+def _joint_axes(osim, joint, name: str) -> list[_Axis]:
+    """The joint's transform axes in order: translations, then rotations."""
     kind = joint.getConcreteClassName()
     coordinates = [joint.get_coordinates(k).getName() for k in range(joint.numCoordinates())]
     if kind == "WeldJoint":
         return []
-    end = ("fixed", None, np.zeros(3), np.eye(4))
-    if kind == "PinJoint":
-        return [("revolute", coordinates[0], np.array([0.0, 0.0, 1.0]), np.eye(4)), end]
-    if kind == "SliderJoint":
-        return [("prismatic", coordinates[0], np.array([1.0, 0.0, 0.0]), np.eye(4)), end]
+    if kind in _STANDARD:
+        translations, rotations = _STANDARD[kind]
+        return [_identity(k, f"{kind} axis {i}", coordinates[i], axis) for k, i, axis in (*translations, *rotations)]
     if kind != "CustomJoint":
         raise ValueError(
-            f"joint {name!r}: {kind} is not supported yet (WeldJoint, PinJoint, SliderJoint and CustomJoint are)"
+            f"joint {name!r}: {kind} is not supported (WeldJoint, CustomJoint and {', '.join(_STANDARD)} are)"
         )
-    axes = _coordinate_axes(osim, joint, name)
-    used = [c for _, c, _, _ in axes if c is not None]
-    if len(set(used)) != len(used):
+    transform = osim.CustomJoint.safeDownCast(joint).getSpatialTransform()
+    axes = []
+    for k in [3, 4, 5, 0, 1, 2]:  # translations first (module docstring)
+        ta = transform.getTransformAxis(k)
+        kind = "rotation" if k < 3 else "translation"
+        label = f"joint {name!r}, {ta.getName()}"
+        coords = [ta.get_coordinates(c) for c in range(ta.getCoordinateNamesInArray().getSize())]
+        if len(coords) > 1:
+            raise ValueError(f"{label}: a function of several coordinates {coords} is not supported")
+        function = ta.get_function()
+        f = _function(osim, function, label)
+        axis = _vec(ta.getAxis())
+        norm = np.linalg.norm(axis)
+        if norm == 0:
+            raise ValueError(f"{label}: zero axis")
+        coordinate = coords[0] if coords else None
+        slope, intercept = None, 0.0
+        linear = osim.LinearFunction.safeDownCast(function)
+        if coordinate is not None and linear is not None and abs(abs(linear.getSlope()) - 1.0) < 1e-15:
+            slope, intercept = float(linear.getSlope()), float(linear.getIntercept())
+        if coordinate is None:  # a constant, whatever the function
+            f = PiecewiseCubic.constant(float(function.calcValue(osim.Vector(1, 0.0))))
+        axes.append(_Axis(kind, ta.getName(), coordinate, axis / norm, f, slope, intercept))
+    return axes
+
+
+def _constant_motion(kind: str, axis: np.ndarray, value: float) -> np.ndarray:
+    if value == 0.0:
+        return np.eye(4)
+    if kind == "rotation":
+        return _pose(_axis_angle(axis, value))
+    return _pose(translation=value * axis)
+
+
+def _joint_chain(osim, joint, name: str) -> list[tuple]:
+    """The joint as a chain ``(kind, joint name, axis, fixed pose before it, coupling)``
+    from the parent frame F to the mobilized frame M, ending with a ``fixed`` link
+    (docs/opensim.md#bodies-and-joints). Each coordinate of the joint becomes a revolute
+    or prismatic joint (named after it) on its first axis of slope ±1; every other axis
+    that follows a coordinate is a coupled joint ``(coordinate, function)``."""
+    axes = _joint_axes(osim, joint, name)
+    if not axes:
+        return []
+    own = [joint.get_coordinates(k).getName() for k in range(joint.numCoordinates())]
+    primary: dict[str, int] = {}
+    for i, a in enumerate(axes):
+        if a.coordinate in own and a.slope is not None and a.coordinate not in primary:
+            primary[a.coordinate] = i
+    missing = [c for c in own if c not in primary]
+    if missing:
         raise ValueError(
-            f"joint {name!r}: a coordinate drives several transform axes (a coupled joint, not yet supported)"
+            f"joint {name!r}: coordinates {missing} drive no transform axis with a linear function of slope ±1, "
+            "so jaxwrap has no joint to give them (a coordinate needs one such axis; others may be splines)"
         )
-    chain = []
-    pending = np.eye(4)
-    # X_FM = T(Σ f_i t_i) · R(a1, f1) R(a2, f2) R(a3, f3): translations in F, then body-fixed rotations.
-    for _, coordinate, axis, value in axes[3:]:
-        if coordinate is None:
-            pending = pending @ _pose(translation=value * axis / np.linalg.norm(axis))
-        else:
-            pending = pending @ _pose(translation=value * axis / np.linalg.norm(axis))
-            chain.append(("prismatic", coordinate, axis / np.linalg.norm(axis), pending))
+    chain, pending = [], np.eye(4)
+    for i, a in enumerate(axes):
+        joint_kind = "revolute" if a.kind == "rotation" else "prismatic"
+        if a.coordinate is None:
+            pending = pending @ _constant_motion(a.kind, a.axis, float(a.function(0.0)))
+        elif primary.get(a.coordinate) == i:
+            pending = pending @ _constant_motion(a.kind, a.axis, a.intercept)
+            chain.append((joint_kind, a.coordinate, a.slope * a.axis, pending, None))
             pending = np.eye(4)
-    for _, coordinate, axis, value in axes[:3]:
-        if coordinate is None:
-            pending = pending @ _pose(_axis_angle(axis / np.linalg.norm(axis), value)) if value != 0.0 else pending
         else:
-            pending = pending @ _pose(_axis_angle(axis / np.linalg.norm(axis), value))
-            chain.append(("revolute", coordinate, axis / np.linalg.norm(axis), pending))
+            chain.append((joint_kind, f"{name}/{a.label}", a.axis, pending, (a.coordinate, a.function)))
             pending = np.eye(4)
-    chain.append(("fixed", None, np.zeros(3), pending))
+    chain.append(("fixed", None, np.zeros(3), pending, None))
     return chain
 
 
@@ -187,13 +275,13 @@ def _model_spec(osim, m) -> tuple[ModelSpec, dict[str, tuple[str, np.ndarray]]]:
                 spec = spec.add_body(child, **mass)
                 spec = spec.add_joint(name, "fixed", current, child, placement=placement @ end @ offset)
             else:
-                for k, (kind, coordinate, axis, before) in enumerate(moving):
+                for k, (kind, joint_name, axis, before, coupling) in enumerate(moving):
                     last = k == len(moving) - 1
-                    link = child if last else f"{child}/{coordinate}"
+                    link = child if last else f"{child}/{joint_name}"
                     spec = spec.add_body(link, **(mass if last else {}))
-                    lower, upper = ranges[coordinate]
+                    lower, upper = ranges[joint_name] if coupling is None else (None, None)
                     spec = spec.add_joint(
-                        coordinate,
+                        joint_name,
                         kind,
                         current,
                         link,
@@ -201,6 +289,7 @@ def _model_spec(osim, m) -> tuple[ModelSpec, dict[str, tuple[str, np.ndarray]]]:
                         axis=axis,
                         lower=lower,
                         upper=upper,
+                        coupling=coupling,
                     )
                     current, placement = link, np.eye(4)
             frames[child] = (child, to_jaxwrap)
@@ -242,7 +331,7 @@ def _surface(osim, wrap, label: str):
 def _wrapped_segments(osim, m, state, paths, probes: int) -> dict[tuple[int, int], set[int]]:
     """Which segment (index of the path point before it) OpenSim wraps each path wrap on,
     over the default pose and ``probes`` configurations uniform in the coordinate ranges:
-    ``{(path, wrap): {segment, ...}}`` (docs/opensim.md#which-segment)."""
+    ``{(path, wrap): {segment, ...}}`` (docs/opensim.md#which-segment-wrap-objects)."""
     coordinates = m.getCoordinateSet()
     lo = np.array([coordinates.get(i).getRangeMin() for i in range(coordinates.getSize())])
     hi = np.array([coordinates.get(i).getRangeMax() for i in range(coordinates.getSize())])
@@ -271,7 +360,48 @@ def _wrapped_segments(osim, m, state, paths, probes: int) -> dict[tuple[int, int
     return found
 
 
-def _paths(osim, m, state, model: RobotModel, frames, settings, quadrants: bool, probes: int) -> CableSet:
+class _Point(NamedTuple):
+    """A path point: on jaxwrap body ``body`` at ``location``; ``condition`` is
+    ``(coordinate, lower, upper)`` for a `ConditionalPathPoint`."""
+
+    name: str
+    body: str
+    location: np.ndarray
+    condition: tuple[str, float, float] | None
+
+
+def _moving_point(osim, point, label: str, frames, spec: ModelSpec) -> tuple[ModelSpec, _Point]:
+    """A `MovingPathPoint` as a massless body on the point's frame, moved by up to three
+    coupled prismatic joints along the frame's axes (docs/opensim.md#moving-path-points)."""
+    moving = osim.MovingPathPoint.safeDownCast(point)
+    body, X_BF = _frame_in_body(point.getParentFrame())
+    parent, offset = frames[body]
+    placement = offset @ X_BF
+    components = []
+    for axis, which in zip(np.eye(3), "xyz"):
+        where = f"{label}, point {point.getName()!r}, {which}_location"
+        function = getattr(moving, f"get_{which}_location")()
+        has = getattr(moving, f"has{which.upper()}Coordinate")()
+        f = _function(osim, function, where)
+        if not has or function.getConcreteClassName() == "Constant":
+            value = float(function.calcValue(osim.Vector(1, 0.0)))
+            placement = placement @ _pose(translation=value * axis)
+        else:
+            components.append((which, axis, getattr(moving, f"get{which.upper()}Coordinate")().getName(), f))
+    current = parent
+    for k, (which, axis, coordinate, f) in enumerate(components):
+        link = f"{label}/{point.getName()}" + ("" if k == len(components) - 1 else f"/{which}")
+        spec = spec.add_body(link)
+        spec = spec.add_joint(
+            f"{link}:{which}", "prismatic", current, link, placement=placement, axis=axis, coupling=(coordinate, f)
+        )
+        current, placement = link, np.eye(4)
+    return spec, _Point(point.getName(), current, placement[:3, 3].copy(), None)
+
+
+def _path_points(osim, m, spec: ModelSpec, frames) -> tuple[ModelSpec, list]:
+    """Every path of the force set as ``(name, label, GeometryPath, [_Point])``; moving
+    path points add their bodies to ``spec``."""
     forces = m.getForceSet()
     found = []
     for i in range(forces.getSize()):
@@ -285,31 +415,136 @@ def _paths(osim, m, state, model: RobotModel, frames, settings, quadrants: bool,
         if path is None:
             continue
         label = f"{force.getConcreteClassName()} {force.getName()!r}"
+        scholz = osim.Scholz2015GeometryPath.safeDownCast(path)
+        if scholz is not None:
+            found.append((force.getName(), label, None, _scholz_elements(osim, scholz, label, frames)))
+            continue
         geometry = osim.GeometryPath.safeDownCast(path)
         if geometry is None:
-            raise ValueError(f"{label}: a {path.getConcreteClassName()} is not supported yet (GeometryPath is)")
-        found.append((force.getName(), label, geometry))
-    segments_of = _wrapped_segments(osim, m, state, [g for _, _, g in found], probes)
-    names, cables = [], []
-    for p, (name, label, geometry) in enumerate(found):
+            raise ValueError(
+                f"{label}: a {path.getConcreteClassName()} is not supported (GeometryPath and "
+                "Scholz2015GeometryPath are)"
+            )
         points = []
         point_set = geometry.getPathPointSet()
         for k in range(point_set.getSize()):
             point = point_set.get(k)
             kind = point.getConcreteClassName()
-            if kind != "PathPoint":
+            if kind == "MovingPathPoint":
+                spec, moving = _moving_point(osim, point, label, frames, spec)
+                points.append(moving)
+                continue
+            if kind not in ("PathPoint", "ConditionalPathPoint"):
                 raise ValueError(
-                    f"{label}: path point {point.getName()!r} is a {kind}, not supported yet (PathPoint is)"
+                    f"{label}: path point {point.getName()!r} is a {kind}, not supported "
+                    "(PathPoint, ConditionalPathPoint and MovingPathPoint are)"
                 )
             body, X_BF = _frame_in_body(point.getParentFrame())
             jw_body, offset = frames[body]
             location = (offset @ X_BF @ np.append(_vec(osim.PathPoint.safeDownCast(point).get_location()), 1.0))[:3]
-            points.append((model.body_index(jw_body), location))
+            condition = None
+            if kind == "ConditionalPathPoint":
+                conditional = osim.ConditionalPathPoint.safeDownCast(point)
+                condition = (conditional.getCoordinate().getName(), conditional.get_range(0), conditional.get_range(1))
+            points.append(_Point(point.getName(), jw_body, location, condition))
+        found.append((force.getName(), label, geometry, points))
+    return spec, found
+
+
+def _contact_surface(osim, geometry, label: str):
+    kind = geometry.getConcreteClassName()
+    if kind == "ContactSphere":
+        return Sphere(float(osim.ContactSphere.safeDownCast(geometry).getRadius()))
+    if kind == "ContactCylinder":
+        return Cylinder(float(osim.ContactCylinder.safeDownCast(geometry).getRadius()))
+    if kind == "ContactEllipsoid":
+        return Ellipsoid(_vec(osim.ContactEllipsoid.safeDownCast(geometry).getRadii()))
+    if kind == "ContactTorus":
+        torus = osim.ContactTorus.safeDownCast(geometry)
+        return Torus(float(torus.getTorusRadius()), float(torus.getTubeRadius()))
+    raise ValueError(
+        f"{label}: obstacle {geometry.getName()!r} is a {kind} (ContactSphere, ContactCylinder, "
+        "ContactEllipsoid and ContactTorus are supported)"
+    )
+
+
+def _scholz_elements(osim, path, label: str, frames) -> list[tuple]:
+    """A `Scholz2015GeometryPath`'s elements in path order: ``("point", _Point)`` and
+    ``("obstacle", body, X_BS, surface, hint)``, the hint in the surface frame
+    (docs/opensim.md#scholz2015geometrypath)."""
+    elements = []
+    prop = path.getPropertyByName("path_elements")
+    points = obstacles = 0
+    for i in range(prop.size()):
+        kind = prop.getValueAsObject(i).getConcreteClassName()
+        if kind == "Scholz2015GeometryPathPoint":
+            point = path.getPathPoint(points)
+            points += 1
+            if point.getConcreteClassName() != "PathPoint":
+                raise ValueError(f"{label}: path point {point.getName()!r} is a {point.getConcreteClassName()}")
+            body, X_BF = _frame_in_body(point.getParentFrame())
+            jw_body, offset = frames[body]
+            location = (offset @ X_BF @ np.append(_vec(point.get_location()), 1.0))[:3]
+            elements.append(("point", _Point(point.getName(), jw_body, location, None)))
+        elif kind == "Scholz2015GeometryPathObstacle":
+            geometry = path.getContactGeometry(obstacles)
+            hint = _vec(path.getContactHint(obstacles))
+            obstacles += 1
+            surface = _contact_surface(osim, geometry, label)
+            body, X_BF = _frame_in_body(geometry.getFrame())
+            jw_body, offset = frames[body]
+            elements.append(("obstacle", jw_body, offset @ X_BF @ _simtk_pose(geometry.getTransform()), surface, hint))
+        else:
+            raise ValueError(f"{label}: path element {i} is a {kind}, not supported")
+    if len(elements) < 2 or elements[0][0] != "point" or elements[-1][0] != "point":
+        raise ValueError(f"{label}: a Scholz2015GeometryPath must start and end with path points")
+    return elements
+
+
+def _scholz_cable(model: RobotModel, elements: list[tuple], settings) -> CableSpan:
+    a, b = elements[0][1], elements[-1][1]
+    cable = CableSpan(model.body_index(a.body), a.location, model.body_index(b.body), b.location, settings=settings)
+    for element in elements[1:-1]:
+        if element[0] == "point":
+            cable = cable.add_via_point(model.body_index(element[1].body), element[1].location)
+        else:
+            _, body, X_BS, surface, hint = element
+            X = Transform(X_BS[:3, :3], X_BS[:3, 3])
+            cable = cable.add_obstacle(model.body_index(body), X, surface, contact_hint=hint)
+    return cable
+
+
+# At most this many conditional points per path: a branch per combination.
+_MAX_CONDITIONAL = 4
+
+
+def _paths(osim, m, state, model: RobotModel, frames, found, settings, quadrants: bool, probes: int, blend) -> CableSet:
+    classic = [g for _, _, g, _ in found if g is not None]
+    segments_of = _wrapped_segments(osim, m, state, classic, probes)
+    q_index = {name: model.q_slice(model.body_joint_names.index(name)).start for name in model.joint_names}
+    names, cables, conditions = [], [], []
+    p = -1
+    for name, label, geometry, points in found:
+        if geometry is None:  # a Scholz2015GeometryPath: one CableSpan, element for element
+            names.append(name)
+            cables.append((_scholz_cable(model, points, settings),))
+            conditions.append(((),))
+            continue
+        p += 1
         if len(points) < 2:
             raise ValueError(f"{label}: a path needs at least two path points, got {len(points)}")
-        # Obstacles per segment (k, k + 1), in the path's wrap order: each path wrap on the
-        # segments of its range where OpenSim wraps it in the probe configurations.
-        segments: list[list] = [[] for _ in range(len(points) - 1)]
+        conditional = [k for k, point in enumerate(points) if point.condition is not None]
+        if len(conditional) > _MAX_CONDITIONAL:
+            raise ValueError(
+                f"{label}: {len(conditional)} conditional path points; jaxwrap takes at most {_MAX_CONDITIONAL} "
+                "per path (one branch per combination)"
+            )
+        for k in (0, len(points) - 1):
+            if points[k].condition is not None:
+                raise ValueError(f"{label}: the end point {points[k].name!r} is conditional (not supported)")
+        # The path's wraps: (obstacle, first and last path point of its range, the full
+        # path's segments where OpenSim applies it).
+        wraps = []
         wrap_set = geometry.getWrapSet()
         for k in range(wrap_set.getSize()):
             path_wrap = wrap_set.get(k)
@@ -328,24 +563,46 @@ def _paths(osim, m, state, model: RobotModel, frames, settings, quadrants: bool,
             first, last = path_wrap.getStartPoint(), path_wrap.getEndPoint()
             first = 1 if first < 1 else first
             last = len(points) if last < 1 else min(last, len(points))
-            for s in sorted(segments_of.get((p, k), set())):
-                if first - 1 <= s < last - 1:
-                    segments[s].append((model.body_index(jw_body), X_BS, surface, side))
-        (b0, p0), (b1, p1) = points[0], points[-1]
-        cable = CableSpan(b0, p0, b1, p1, settings=settings)
-        for s, obstacles in enumerate(segments):
-            if s > 0:
-                cable = cable.add_via_point(*points[s])
-            for body, X_BS, surface, side in obstacles:
-                X = Transform(X_BS[:3, :3], X_BS[:3, 3])
-                cable = cable.add_obstacle(body, X, surface, side=side)
+            obstacle = (model.body_index(jw_body), X_BS, surface, side)
+            wraps.append((obstacle, first, last, segments_of.get((p, k), set())))
+        branches, branch_conditions = [], []
+        for active in itertools.product((True, False), repeat=len(conditional)):
+            on = dict(zip(conditional, active))
+            kept = [k for k in range(len(points)) if on.get(k, True)]
+            cable = None
+            for s, (i, j) in enumerate(zip(kept[:-1], kept[1:])):
+                if cable is None:
+                    a, b = points[kept[0]], points[kept[-1]]
+                    cable = CableSpan(
+                        model.body_index(a.body), a.location, model.body_index(b.body), b.location, settings=settings
+                    )
+                if s > 0:
+                    cable = cable.add_via_point(model.body_index(points[i].body), points[i].location)
+                # Each wrap on the segments of its range where OpenSim applies it (a
+                # segment from point i, whatever the points after it).
+                for (body, X_BS, surface, side), first, last, segments in wraps:
+                    if i in segments and first - 1 <= i and j <= last - 1:
+                        X = Transform(X_BS[:3, :3], X_BS[:3, 3])
+                        cable = cable.add_obstacle(body, X, surface, side=side)
+            branches.append(cable)
+            branch_conditions.append(
+                tuple(
+                    (q_index[points[k].condition[0]], points[k].condition[1], points[k].condition[2], on[k])
+                    for k in conditional
+                )
+            )
         names.append(name)
-        cables.append((cable,))
-    return CableSet(names, cables)
+        cables.append(tuple(branches))
+        conditions.append(tuple(branch_conditions))
+    return CableSet(names, cables, conditions=conditions, blend=blend)
 
 
 def load_osim(
-    source, settings: CableSettings | None = None, quadrants: bool = True, probes: int = 64
+    source,
+    settings: CableSettings | None = None,
+    quadrants: bool = True,
+    probes: int = 64,
+    blend: float = 0.0,
 ) -> tuple[RobotModel, CableSet]:
     """Load an OpenSim model's kinematic tree and muscle paths.
 
@@ -355,11 +612,17 @@ def load_osim(
       (an optional dependency: ``pip install 'jaxwrap[opensim]'``) and upgrades old
       file versions.
     - `settings`: `CableSettings` for every path (default `CableSettings()`).
+    - `quadrants`: honour wrap quadrants as wrap sides (default True).
+    - `probes`: configurations at which OpenSim is asked which segment each wrap is on.
+    - `blend`: 0 (default) switches a `ConditionalPathPoint` on and off at its range as
+      OpenSim does; a width > 0 (in the coordinate's units) blends the two paths over
+      that width around each bound, so lengths and moment arms stay continuous
+      (`CableSet`'s ``blend``).
 
     **Returns:** ``(model, cables)``: a `RobotModel` whose ``q`` holds OpenSim's
-    coordinates in its coordinate set's order (checked; `coordinate_names` on the
-    model's joints), and a `CableSet` with one cable per path actuator, muscle or path
-    spring, in force-set order (docs/opensim.md).
+    coordinates in its coordinate set's order (`model.joint_names` are the coordinate
+    names), and a `CableSet` with one cable per path actuator, muscle or path spring, in
+    force-set order (docs/opensim.md).
 
     **Raises:** `ImportError` without ``opensim``; `ValueError` naming the joint, path
     and element for what is not supported (see the module docstring).
@@ -373,12 +636,8 @@ def load_osim(
         m = source
     state = m.initSystem()
     spec, frames = _model_spec(osim, m)
-    model = RobotModel.from_spec(spec)
     coordinates = m.getCoordinateSet()
-    expected = tuple(coordinates.get(i).getName() for i in range(coordinates.getSize()))
-    if model.joint_names != expected:
-        raise ValueError(
-            f"jaxwrap's joint order {list(model.joint_names)} differs from OpenSim's coordinate order "
-            f"{list(expected)} (not yet supported)"
-        )
-    return model, _paths(osim, m, state, model, frames, settings, quadrants, probes)
+    spec = spec.with_coordinate_order([coordinates.get(i).getName() for i in range(coordinates.getSize())])
+    spec, found = _path_points(osim, m, spec, frames)
+    model = RobotModel.from_spec(spec)
+    return model, _paths(osim, m, state, model, frames, found, settings, quadrants, probes, blend)

@@ -15,6 +15,11 @@ planar       4     3   (x, y, cos, sin)                               (vx, vy, w
 fixed        0     0   -                                              -
 ========== ===== ===== ============================================== =====================
 
+Two more kinds have no coordinates of their own: ``coupled_revolute`` and
+``coupled_prismatic`` turn or slide by ``f(q_c)``, a function of another joint's
+coordinate (docs/kinematics.md#coupled-joints); the model evaluates ``f`` and hands the
+value to ``transform``.
+
 A joint maps its frame J (fixed in the parent, placed by the joint origin) to the child
 body frame B: ``X_JB(q)``. The child's spatial velocity expressed in B is ``S v`` with the
 constant motion subspace ``S`` (6 x nv, rows ``[linear; angular]``); integration is the
@@ -323,9 +328,20 @@ FIXED = JointKind(
 )
 
 
-JOINT_KINDS: dict[str, JointKind] = {
-    kind.name: kind for kind in (REVOLUTE, CONTINUOUS, PRISMATIC, FLOATING, SPHERICAL, PLANAR, FIXED)
-}
+# ---------------------------------------------------------------------------- coupled
+def _coupled(name: str, of: JointKind) -> JointKind:
+    # `transform` takes the joint value f(q_c), shape (1,); `motion_subspace` is the
+    # motion per unit of that value (scaled by f' in the twists).
+    return dataclasses.replace(FIXED, name=name, transform=of.transform, motion_subspace=of.motion_subspace)
+
+
+COUPLED_REVOLUTE = _coupled("coupled_revolute", REVOLUTE)
+COUPLED_PRISMATIC = _coupled("coupled_prismatic", PRISMATIC)
+COUPLED_KINDS = {"revolute": "coupled_revolute", "prismatic": "coupled_prismatic"}
+
+
+_KINDS = (REVOLUTE, CONTINUOUS, PRISMATIC, FLOATING, SPHERICAL, PLANAR, FIXED, COUPLED_REVOLUTE, COUPLED_PRISMATIC)
+JOINT_KINDS: dict[str, JointKind] = {kind.name: kind for kind in _KINDS}
 
 # Kinds whose axis is meaningful (and therefore must be a non-zero vector).
 AXIS_KINDS = frozenset({"revolute", "continuous", "prismatic"})

@@ -36,6 +36,7 @@ from jaxtyping import Array, ArrayLike, Float, Int, PRNGKeyArray, Real
 from .._io._urdf import read_urdf
 from .._misc import as_float_array, unskew
 from .._spatial import Transform
+from ._functions import PiecewiseCubic
 from ._joints import JOINT_KINDS, rotation_about_axis
 from ._spec import ModelSpec
 
@@ -50,7 +51,9 @@ class RobotModel(eqx.Module):
     ``joint_axes``, ``body_masses``, ``body_coms`` (in the body frame),
     ``body_inertias`` (about the centre of mass, body frame), and the joint limits
     ``lower_position_limit`` / ``upper_position_limit`` (nq), ``velocity_limit`` /
-    ``effort_limit`` (nv), with ``inf`` where a coordinate is unbounded.
+    ``effort_limit`` (nv), with ``inf`` where a coordinate is unbounded; and
+    ``joint_functions``, the `PiecewiseCubic` of each coupled joint, whose (body, source
+    body) pairs are the static ``couplings`` (docs/kinematics.md#coupled-joints).
     """
 
     joint_placements: Transform
@@ -72,6 +75,8 @@ class RobotModel(eqx.Module):
     body_v_starts: tuple[int, ...] = eqx.field(static=True)
     nq: int = eqx.field(static=True)
     nv: int = eqx.field(static=True)
+    joint_functions: tuple[PiecewiseCubic, ...] = ()
+    couplings: tuple[tuple[int, int], ...] = eqx.field(static=True, default=())
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -93,9 +98,18 @@ class RobotModel(eqx.Module):
     @property
     def joint_names(self) -> tuple[str, ...]:
         """Names of the joints with coordinates (nq > 0), in ``q`` order (pinocchio's ``names[1:]``)."""
-        return tuple(
-            name for name, kind in zip(self.body_joint_names[1:], self.body_joint_kinds[1:]) if JOINT_KINDS[kind].nq > 0
-        )
+        return tuple(self.body_joint_names[b] for b in self.coordinate_bodies())
+
+    def coordinate_bodies(self) -> tuple[int, ...]:
+        """The bodies whose joints have coordinates, in ``q`` (and ``v``) order."""
+        bodies = [b for b in range(1, self.num_bodies) if JOINT_KINDS[self.body_joint_kinds[b]].nq > 0]
+        return tuple(sorted(bodies, key=lambda b: self.body_q_starts[b]))
+
+    def joint_coordinates(self, body: int) -> tuple[slice, slice]:
+        """The ``q`` and ``v`` slices that move ``body``'s joint: its own, or for a coupled
+        joint its source joint's."""
+        source = dict(self.couplings).get(body, body)
+        return self.q_slice(source), self.v_slice(source)
 
     def body_index(self, name: str) -> int:
         """Index of the body (URDF link) called ``name``; 0 is ``"world"``."""
@@ -176,14 +190,29 @@ class RobotModel(eqx.Module):
 
     def _velocity_columns(self) -> tuple[np.ndarray, np.ndarray]:
         """Static: the body owning each velocity coordinate (nv,), and the (n_bodies, nv)
-        mask of the coordinates that move each body (its ancestors' joints)."""
-        owner = np.concatenate([[b] * JOINT_KINDS[self.body_joint_kinds[b]].nv for b in range(1, self.num_bodies)])
-        owner = owner.astype(int)
+        mask of the coordinates that move each body (its ancestors' joints, coupled ones
+        by their sources)."""
+        owner = [np.full(JOINT_KINDS[self.body_joint_kinds[b]].nv, b, dtype=int) for b in self.coordinate_bodies()]
+        owner = np.concatenate([np.zeros(0, dtype=int), *owner])
         moves = np.zeros((self.num_bodies, self.nv), dtype=bool)
         for b in range(1, self.num_bodies):
             for a in self.ancestors(b):
-                moves[b, self.v_slice(a)] = True
+                moves[b, self.joint_coordinates(a)[1]] = True
         return owner, moves
+
+    def _joint_dofs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Static table of the joint motions, ``v``'s columns then one per coupled joint:
+        the body each moves (n_dof,), the ``v`` column it belongs to (n_dof,), and the
+        (n_bodies, n_dof) mask of the motions that move each body. Without coupled joints
+        this is ``v`` itself."""
+        owner, _ = self._velocity_columns()
+        body = np.concatenate([owner, np.array([b for b, _ in self.couplings], dtype=int)]).astype(int)
+        column = np.concatenate([np.arange(self.nv), [self.body_v_starts[s] for _, s in self.couplings]]).astype(int)
+        moves = np.zeros((self.num_bodies, len(body)), dtype=bool)
+        for b in range(1, self.num_bodies):
+            ancestors = set(self.ancestors(b))
+            moves[b] = [d in ancestors for d in body]
+        return body, column, moves
 
     # ------------------------------------------------------------------ methods (wrappers)
     def neutral(self) -> Float[Array, " nq"]:
@@ -223,7 +252,7 @@ class RobotModel(eqx.Module):
 def neutral(model: RobotModel) -> Float[Array, " nq"]:
     """The neutral configuration (zero angles, identity quaternions)."""
     dtype = model.joint_axes.dtype
-    parts = [JOINT_KINDS[k].neutral(dtype) for k in model.body_joint_kinds[1:]]
+    parts = [JOINT_KINDS[model.body_joint_kinds[b]].neutral(dtype) for b in model.coordinate_bodies()]
     return jnp.concatenate(parts) if parts else jnp.zeros(0, dtype=dtype)
 
 
@@ -232,7 +261,7 @@ def random_configuration(model: RobotModel, key: PRNGKeyArray) -> Float[Array, "
     unbounded angles and quaternions; unbounded translations are drawn from [-1, 1]."""
     keys = jax.random.split(key, model.num_bodies)
     parts = []
-    for b in range(1, model.num_bodies):
+    for b in model.coordinate_bodies():
         kind = JOINT_KINDS[model.body_joint_kinds[b]]
         sl = model.q_slice(b)
         parts.append(kind.random(keys[b], model.lower_position_limit[sl], model.upper_position_limit[sl]))
@@ -244,7 +273,7 @@ def integrate(model: RobotModel, q: ArrayLike | Sequence, v: ArrayLike | Sequenc
     q, v = model.check_q(q), model.check_v(v)
     parts = [
         JOINT_KINDS[model.body_joint_kinds[b]].integrate(q[model.q_slice(b)], v[model.v_slice(b)])
-        for b in range(1, model.num_bodies)
+        for b in model.coordinate_bodies()
     ]
     return jnp.concatenate(parts) if parts else q
 
@@ -254,7 +283,7 @@ def difference(model: RobotModel, q0: ArrayLike | Sequence, q1: ArrayLike | Sequ
     q0, q1 = model.check_q(q0), model.check_q(q1)
     parts = [
         JOINT_KINDS[model.body_joint_kinds[b]].difference(q0[model.q_slice(b)], q1[model.q_slice(b)])
-        for b in range(1, model.num_bodies)
+        for b in model.coordinate_bodies()
     ]
     return jnp.concatenate(parts) if parts else jnp.zeros(0, dtype=q0.dtype)
 
@@ -271,10 +300,15 @@ def _joint_transforms(model: RobotModel, q: Array, dtype) -> tuple[Array, Array]
         R = jax.vmap(rotation_about_axis)(model.joint_axes[np.array(revolute)], jnp.cos(angles), jnp.sin(angles))
         for k, b in enumerate(revolute):
             rotations[b] = R[k]
+    coupled = {b: k for k, (b, _) in enumerate(model.couplings)}
     for b in range(1, model.num_bodies):
         if model.body_joint_kinds[b] != "revolute":
             kind = JOINT_KINDS[model.body_joint_kinds[b]]
-            rotations[b], translations[b] = kind.transform(q[model.q_slice(b)], model.joint_axes[b])
+            value = q[model.q_slice(b)]
+            if b in coupled:  # a coupled joint's value is f(q_source), shape (1,)
+                k = coupled[b]
+                value = model.joint_functions[k](q[model.q_slice(model.couplings[k][1])])
+            rotations[b], translations[b] = kind.transform(value, model.joint_axes[b])
     return jnp.stack(rotations).astype(dtype), jnp.stack(translations).astype(dtype)
 
 
@@ -323,8 +357,36 @@ def jacobian(
     **Returns:** (6, nv), rows ``[linear velocity of the point; angular velocity]``,
     both in ground axes (pinocchio's LOCAL_WORLD_ALIGNED), columns along ``integrate``.
     """
+    q = model.check_q(q)
     X_GB = forward_kinematics(model, q)
-    return jacobian_from_poses(model, X_GB, body, point)
+    return jacobian_from_poses(model, X_GB, body, point, q)
+
+
+def _motion_twists(model: RobotModel, X_GB: Transform, q: Array | None) -> Array:
+    """The unit twists in ground of the joint motions of `RobotModel._joint_dofs`, (6,
+    n_dof) ``[linear; angular]`` rows, the linear part at the ground origin; a coupled
+    joint's is its motion per unit of its source coordinate (``f'(q_c)`` times its axis)."""
+    dtype = X_GB.translation.dtype
+    owner, _, _ = model._joint_dofs()
+    if len(owner) == 0:
+        return jnp.zeros((6, 0), dtype=dtype)
+    # Motion subspaces of every joint side by side, rotated to ground.
+    blocks = [
+        JOINT_KINDS[model.body_joint_kinds[b]].motion_subspace(model.joint_axes[b]) for b in model.coordinate_bodies()
+    ]
+    if model.couplings:
+        if q is None:
+            raise ValueError(
+                f"model {model.name!r} has coupled joints: their twists depend on q; pass q= (docs/kinematics.md)"
+            )
+        for (b, source), function in zip(model.couplings, model.joint_functions):
+            rate = function.derivative(q[model.body_q_starts[source]])
+            blocks.append(JOINT_KINDS[model.body_joint_kinds[b]].motion_subspace(model.joint_axes[b]) * rate)
+    S = jnp.concatenate(blocks, axis=1).astype(dtype)
+    R = X_GB.rotation[owner]  # (n_dof, 3, 3)
+    angular = jnp.einsum("kij,jk->ki", R, S[3:])
+    linear = jnp.einsum("kij,jk->ki", R, S[:3]) - jnp.cross(angular, X_GB.translation[owner])
+    return jnp.concatenate([linear, angular], axis=1).T
 
 
 def dof_twists(model: RobotModel, X_GB: Transform) -> Float[Array, "6 nv"]:
@@ -332,28 +394,26 @@ def dof_twists(model: RobotModel, X_GB: Transform) -> Float[Array, "6 nv"]:
     linear part being the velocity of the point at the ground origin (docs/kinematics.md).
     A body's Jacobian is these columns, masked to its ancestors' joints and moved to its
     point; a wrench ``[F; M_O]`` about the origin does power ``twistsᵀ [F; M_O]`` per
-    coordinate, whichever body it acts on."""
-    dtype = X_GB.translation.dtype
-    if model.nv == 0:
-        return jnp.zeros((6, 0), dtype=dtype)
-    owner, _ = model._velocity_columns()
-    # Motion subspaces of every joint side by side (6, nv), rotated to ground.
-    blocks = [
-        JOINT_KINDS[model.body_joint_kinds[b]].motion_subspace(model.joint_axes[b])
-        for b in range(1, model.num_bodies)
-        if JOINT_KINDS[model.body_joint_kinds[b]].nv > 0
-    ]
-    S = jnp.concatenate(blocks, axis=1).astype(dtype)
-    R = X_GB.rotation[owner]  # (nv, 3, 3)
-    angular = jnp.einsum("kij,jk->ki", R, S[3:])
-    linear = jnp.einsum("kij,jk->ki", R, S[:3]) - jnp.cross(angular, X_GB.translation[owner])
-    return jnp.concatenate([linear, angular], axis=1).T
+    coordinate, whichever body it acts on. A model with coupled joints has no such
+    per-coordinate twist (different bodies see different joints of one coordinate):
+    `ValueError`, use `jacobian_from_poses` with ``q``."""
+    if model.couplings:
+        raise ValueError(
+            f"model {model.name!r} has coupled joints, so a coordinate moves different bodies differently; "
+            "use jacobian_from_poses(model, X_GB, body, point, q=q)"
+        )
+    return _motion_twists(model, X_GB, None)
 
 
 def jacobian_from_poses(
-    model: RobotModel, X_GB: Transform, body: BodyRef, point: Real[ArrayLike, "3"] | Sequence = (0.0, 0.0, 0.0)
+    model: RobotModel,
+    X_GB: Transform,
+    body: BodyRef,
+    point: Real[ArrayLike, "3"] | Sequence = (0.0, 0.0, 0.0),
+    q: Real[ArrayLike, " nq"] | None = None,
 ) -> Float[Array, "6 nv"]:
-    """`jacobian` from already computed body poses (``forward_kinematics(model, q)``)."""
+    """`jacobian` from already computed body poses (``forward_kinematics(model, q)``);
+    ``q`` is needed only by models with coupled joints."""
     dtype = X_GB.translation.dtype
     if isinstance(body, (str, int, np.integer)):
         body = model.resolve_body(body)
@@ -363,12 +423,15 @@ def jacobian_from_poses(
     if model.nv == 0:
         return jnp.zeros((6, 0), dtype=dtype)
     p_G = X_GB[body].apply(as_float_array(point, dtype))
-    _, moves = model._velocity_columns()
+    _, column, moves = model._joint_dofs()
     # The joints' twists at the ground origin, moved to the point (v_p = v_O + w x p);
     # columns of joints that do not move `body` are masked.
-    twists = dof_twists(model, X_GB)
+    twists = _motion_twists(model, X_GB, None if q is None else model.check_q(q))
     J = twists.at[:3].add(jnp.cross(twists[3:].T, p_G).T)
-    return jnp.where(jnp.asarray(moves)[body], J, 0.0)
+    J = jnp.where(jnp.asarray(moves)[body], J, 0.0)
+    if model.couplings:  # a coupled joint's motion adds to its source's column
+        J = J @ jnp.asarray(np.eye(model.nv)[column], dtype=dtype)
+    return J
 
 
 def body_velocities(

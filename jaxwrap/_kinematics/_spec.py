@@ -16,7 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._spatial import Transform
-from ._joints import AXIS_KINDS, JOINT_KINDS
+from ._functions import PiecewiseCubic
+from ._joints import AXIS_KINDS, COUPLED_KINDS, JOINT_KINDS
 
 WORLD = "world"
 
@@ -41,6 +42,7 @@ class JointSpec:
     upper: np.ndarray  # (nq,)
     velocity: np.ndarray  # (nv,)
     effort: np.ndarray  # (nv,)
+    coupling: tuple[str, PiecewiseCubic] | None = None  # (source joint, f)
 
 
 def _as_placement(placement, joint_name: str) -> np.ndarray:
@@ -74,6 +76,8 @@ class ModelSpec:
     name: str = "robot"
     bodies: tuple[BodySpec, ...] = ()
     joints: tuple[JointSpec, ...] = ()
+    # Joint names in ``q`` order; None: the bodies' depth-first order.
+    coordinate_order: tuple[str, ...] | None = None
 
     def add_body(self, name: str, mass: float = 0.0, com=(0.0, 0.0, 0.0), inertia=None) -> ModelSpec:
         """Add a body with its mass, centre of mass (body frame) and rotational inertia about
@@ -111,6 +115,7 @@ class ModelSpec:
         upper=None,
         velocity=None,
         effort=None,
+        coupling=None,
     ) -> ModelSpec:
         """Connect ``child`` to ``parent`` (``"world"`` for the root).
 
@@ -124,7 +129,13 @@ class ModelSpec:
           normalized here, must be non-zero.
         - `lower`, `upper`: position limits per coordinate (default unbounded).
         - `velocity`, `effort`: limits per velocity coordinate (default unbounded).
+        - `coupling`: ``(source joint name, f)`` with ``f`` a `PiecewiseCubic`: the joint
+          (``"revolute"`` or ``"prismatic"``) turns or slides by ``f(q_source)`` and has
+          no coordinate of its own; the source is a revolute or prismatic joint without
+          coupling (docs/kinematics.md#coupled-joints).
         """
+        if kind in COUPLED_KINDS.values():
+            raise ValueError(f"joint {name!r}: give kind 'revolute' or 'prismatic' with coupling=, not {kind!r}")
         if kind not in JOINT_KINDS:
             raise ValueError(f"joint {name!r}: unknown joint type {kind!r}; known: {sorted(JOINT_KINDS)}")
         if any(j.name == name for j in self.joints):
@@ -144,10 +155,29 @@ class ModelSpec:
             raise ValueError(f"joint {name!r}: lower limit {lower.tolist()} exceeds upper {upper.tolist()}")
         velocity = _limit_array(velocity, spec.nv, np.inf, "velocity", name)
         effort = _limit_array(effort, spec.nv, np.inf, "effort", name)
+        if coupling is not None:
+            if kind not in COUPLED_KINDS:
+                raise ValueError(f"joint {name!r}: only revolute and prismatic joints can be coupled, not {kind!r}")
+            if (
+                not isinstance(coupling, tuple)
+                or len(coupling) != 2
+                or not isinstance(coupling[0], str)
+                or not isinstance(coupling[1], PiecewiseCubic)
+            ):
+                raise ValueError(f"joint {name!r}: coupling must be (source joint name, PiecewiseCubic)")
+            if coupling[0] == name:
+                raise ValueError(f"joint {name!r}: a joint cannot be coupled to itself")
+            lower, upper = np.zeros(0), np.zeros(0)
+            velocity, effort = np.zeros(0), np.zeros(0)
         joint = JointSpec(
-            name, kind, parent, child, _as_placement(placement, name), axis, lower, upper, velocity, effort
+            name, kind, parent, child, _as_placement(placement, name), axis, lower, upper, velocity, effort, coupling
         )
         return dataclasses.replace(self, joints=(*self.joints, joint))
+
+    def with_coordinate_order(self, joint_names) -> ModelSpec:
+        """Order ``q`` (and ``v``) by these joints, which must be every joint with
+        coordinates exactly once (default: the bodies' depth-first order)."""
+        return dataclasses.replace(self, coordinate_order=tuple(joint_names))
 
     # ------------------------------------------------------------------ build
     def _tree(self) -> tuple[dict[str, JointSpec], dict[str, list[JointSpec]]]:
@@ -202,6 +232,34 @@ class ModelSpec:
             )
 
         index = {name: i for i, (name, _) in enumerate(order)}
+        joint_body = {joint.name: i for i, (_, joint) in enumerate(order) if joint is not None}
+        kind_of = {j.name: (COUPLED_KINDS[j.kind] if j.coupling is not None else j.kind) for j in self.joints}
+        with_coordinates = [joint.name for _, joint in order[1:] if JOINT_KINDS[kind_of[joint.name]].nq > 0]
+        q_order = with_coordinates if self.coordinate_order is None else list(self.coordinate_order)
+        if sorted(q_order) != sorted(with_coordinates):
+            raise ValueError(
+                f"robot {self.name!r}: coordinate order {q_order} must list every joint with coordinates "
+                f"{with_coordinates} exactly once"
+            )
+        starts, nq, nv = {}, 0, 0
+        for name in q_order:
+            starts[name] = (nq, nv)
+            nq += JOINT_KINDS[kind_of[name]].nq
+            nv += JOINT_KINDS[kind_of[name]].nv
+        couplings, functions = [], []
+        for i, (_, joint) in enumerate(order[1:], start=1):
+            if joint.coupling is None:
+                continue
+            source, function = joint.coupling
+            if source not in joint_body:
+                raise ValueError(f"joint {joint.name!r}: coupling source joint {source!r} is not defined")
+            if kind_of[source] not in ("revolute", "prismatic"):
+                raise ValueError(
+                    f"joint {joint.name!r}: coupling source {source!r} must be an uncoupled revolute or prismatic "
+                    f"joint, not {kind_of[source]!r}"
+                )
+            couplings.append((i, joint_body[source]))
+            functions.append(function)
         n = len(order)
         placements = np.tile(np.eye(4), (n, 1, 1))
         axes = np.zeros((n, 3))
@@ -209,23 +267,24 @@ class ModelSpec:
         coms = np.zeros((n, 3))
         inertias = np.zeros((n, 3, 3))
         parents, kinds, joint_names, q_starts, v_starts = [-1], ["root"], [""], [0], [0]
-        lower, upper, velocity, effort = [], [], [], []
-        nq = nv = 0
+        lower, upper, velocity, effort = [np.zeros(0)] * nq, [np.zeros(0)] * nq, [np.zeros(0)] * nv, [np.zeros(0)] * nv
+        running_q = running_v = 0
         for i, (name, joint) in enumerate(order[1:], start=1):
             body = body_specs[name]
             masses[i], coms[i], inertias[i] = body.mass, body.com, body.inertia
             placements[i], axes[i] = joint.placement, joint.axis
             parents.append(index[joint.parent])
-            kinds.append(joint.kind)
+            kinds.append(kind_of[joint.name])
             joint_names.append(joint.name)
-            q_starts.append(nq)
-            v_starts.append(nv)
-            nq += JOINT_KINDS[joint.kind].nq
-            nv += JOINT_KINDS[joint.kind].nv
-            lower.append(joint.lower)
-            upper.append(joint.upper)
-            velocity.append(joint.velocity)
-            effort.append(joint.effort)
+            # Joints without coordinates get an empty slice at the running offset.
+            q_start, v_start = starts.get(joint.name, (running_q, running_v))
+            running_q += JOINT_KINDS[kind_of[joint.name]].nq
+            running_v += JOINT_KINDS[kind_of[joint.name]].nv
+            q_starts.append(q_start)
+            v_starts.append(v_start)
+            if joint.name in starts:
+                lower[q_start], upper[q_start] = joint.lower, joint.upper
+                velocity[v_start], effort[v_start] = joint.velocity, joint.effort
 
         dtype = jnp.result_type(float)  # float64 under jax_enable_x64, float32 otherwise
         return dict(
@@ -234,10 +293,10 @@ class ModelSpec:
             body_masses=jnp.asarray(masses, dtype=dtype),
             body_coms=jnp.asarray(coms, dtype=dtype),
             body_inertias=jnp.asarray(inertias, dtype=dtype),
-            lower_position_limit=jnp.asarray(np.concatenate(lower), dtype=dtype),
-            upper_position_limit=jnp.asarray(np.concatenate(upper), dtype=dtype),
-            velocity_limit=jnp.asarray(np.concatenate(velocity), dtype=dtype),
-            effort_limit=jnp.asarray(np.concatenate(effort), dtype=dtype),
+            lower_position_limit=jnp.asarray(np.concatenate([np.zeros(0), *lower]), dtype=dtype),
+            upper_position_limit=jnp.asarray(np.concatenate([np.zeros(0), *upper]), dtype=dtype),
+            velocity_limit=jnp.asarray(np.concatenate([np.zeros(0), *velocity]), dtype=dtype),
+            effort_limit=jnp.asarray(np.concatenate([np.zeros(0), *effort]), dtype=dtype),
             name=self.name,
             body_names=tuple(name for name, _ in order),
             body_joint_names=tuple(joint_names),
@@ -247,6 +306,8 @@ class ModelSpec:
             body_v_starts=tuple(v_starts),
             nq=nq,
             nv=nv,
+            joint_functions=tuple(functions),
+            couplings=tuple(couplings),
         )
 
 

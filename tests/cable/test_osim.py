@@ -153,10 +153,17 @@ def test_unsupported_elements_and_missing_files_raise():
         jw.load_osim(str(MODEL) + ".missing")
     model = opensim.Model()
     body = opensim.Body("b", 1.0, opensim.Vec3(0), opensim.Inertia(0.1))
-    joint = opensim.BallJoint(
-        "ball", model.getGround(), opensim.Vec3(0), opensim.Vec3(0), body, opensim.Vec3(0), opensim.Vec3(0)
+    joint = opensim.EllipsoidJoint(
+        "ellipsoid",
+        model.getGround(),
+        opensim.Vec3(0),
+        opensim.Vec3(0),
+        body,
+        opensim.Vec3(0),
+        opensim.Vec3(0),
+        opensim.Vec3(0.1, 0.2, 0.3),
     )
     model.addBody(body)
     model.addJoint(joint)
-    with pytest.raises(ValueError, match="joint 'ball': BallJoint is not supported yet"):
+    with pytest.raises(ValueError, match="joint 'ellipsoid': EllipsoidJoint is not supported"):
         jw.load_osim(model)
