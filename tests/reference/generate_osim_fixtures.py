@@ -189,7 +189,8 @@ def scholz_model():
     """An arm of two pin joints with Scholz2015GeometryPath muscles over every obstacle
     kind: a sphere and a cylinder at the elbow and a ring (torus) on the upper arm, an
     ellipsoid on the forearm (an obstacle on a moving body), and a chain of a sphere at
-    the shoulder, a via point and a cylinder (docs/opensim.md#scholz2015geometrypath)."""
+    the shoulder, a via point and a cylinder (docs/opensim.md#scholz2015geometrypath);
+    and a classic GeometryPath muscle through the same ring as a WrapTorus."""
     import opensim as osim
 
     V = osim.Vec3
@@ -261,6 +262,21 @@ def scholz_model():
                 path.appendObstacle(geometries[where], V(*xyz))
             else:
                 path.appendPathPoint(where, V(*xyz))
+    # OpenSim's classic WrapTorus on the same ring, for a GeometryPath muscle: OpenSim
+    # replaces the torus by a cylinder at the contact point.
+    ring = osim.WrapTorus()
+    ring.setName("classic_ring")
+    ring.set_inner_radius(0.008)
+    ring.set_outer_radius(0.03)
+    ring.set_translation(V(-0.03, -0.25, 0))
+    ring.set_xyz_body_rotation(V(-np.pi / 2, 0, 0))
+    upper.addWrapObject(ring)
+    classic = osim.PathActuator()
+    classic.setName("classic_ring")
+    m.addForce(classic)
+    classic.addNewPathPoint("origin", upper, V(-0.03, -0.1, 0.005))
+    classic.addNewPathPoint("insertion", fore, V(-0.03, -0.06, -0.004))
+    classic.updGeometryPath().addPathWrap(ring)
     m.finalizeConnections()
     return m
 
