@@ -1,4 +1,4 @@
-"""The ``jaxwrap`` command line: ``jaxwrap demo`` and ``jaxwrap tendons MODEL.xml``."""
+"""The ``jaxwrap`` command line: ``jaxwrap demo`` and ``jaxwrap tendons MODEL.xml|MODEL.osim``."""
 
 from __future__ import annotations
 
@@ -383,22 +383,34 @@ def _plot_tendon_design_demo(M, space, config, z_start, q_start, result, best, d
 
 
 def run_tendons(path: str, num: int = 25, plot: str | None = "jaxwrap_tendons.png", out=None) -> None:
-    """Load a MuJoCo model's tendons, print each tendon's length and moment arms at the
-    model's reference pose (``qpos0``), and plot every tendon's moment arm about each
-    hinge or slide joint swept over its range (the others at the reference pose); all
-    sweeps are solved in one ``jit(vmap)`` call."""
+    """Load a MuJoCo model's tendons (``.xml``) or an OpenSim model's muscles
+    (``.osim``), print each one's length and moment arms at the model's reference pose
+    (MuJoCo's ``qpos0``, OpenSim's default coordinate values), and plot every moment arm
+    about each hinge or slide joint swept over its range (the others at the reference
+    pose); all sweeps are solved in one ``jit(vmap)`` call."""
     import jax
     import jax.numpy as jnp
-    import mujoco
     import numpy as np
 
     import jaxwrap as jw
 
     out = sys.stdout if out is None else out
     start = time.perf_counter()
-    mj_model = mujoco.MjModel.from_xml_path(path)
-    model, cables = jw.load_mjcf(mj_model)
-    q0 = jw.qpos_to_q(model, jnp.asarray(mj_model.qpos0))
+    if str(path).endswith(".osim"):
+        import opensim
+
+        osim_model = opensim.Model(str(path))
+        model, cables = jw.load_osim(osim_model)
+        coordinates = osim_model.getCoordinateSet()
+        q0 = jnp.asarray([coordinates.get(i).getDefaultValue() for i in range(coordinates.getSize())])
+        pose = "default coordinates"
+    else:
+        import mujoco
+
+        mj_model = mujoco.MjModel.from_xml_path(path)
+        model, cables = jw.load_mjcf(mj_model)
+        q0 = jw.qpos_to_q(model, jnp.asarray(mj_model.qpos0))
+        pose = "qpos0"
     joints = [
         (name, start_q, start_v)
         for name, kind, start_q, start_v in zip(
@@ -426,7 +438,7 @@ def run_tendons(path: str, num: int = 25, plot: str | None = "jaxwrap_tendons.pn
     elapsed = time.perf_counter() - start
     print(f"{model!r}\n{cables!r}: {cables.num_structures()} leg structures", file=out)
     print(f"{len(configs)} configurations solved and differentiated in one jit(vmap) call: {elapsed:.1f} s\n", file=out)
-    print("reference pose (qpos0): length [mm], moment arms [mm] about the joints they cross", file=out)
+    print(f"reference pose ({pose}): length [mm], moment arms [mm] about the joints they cross", file=out)
     for i, name in enumerate(cables.names):
         crossed = [
             f"{joint} {float(arms[0, i, iv]) * 1e3:+.3f}"
@@ -457,14 +469,19 @@ def _plot_tendons(joints, names, configs, arms, num, path, out) -> None:
         ax = axes[k // cols][k % cols]
         block = slice(1 + k * num, 1 + (k + 1) * num)
         x = np.asarray(configs[block, iq])
+        crossing = 0
         for i, name in enumerate(names):
             y = np.asarray(arms[block, i, iv]) * 1e3
             if np.any(np.abs(y) > 1e-9):
                 ax.plot(x, y, label=name)
+                crossing += 1
         ax.set_xlabel(f"{joint}")
         ax.set_ylabel("moment arm -dL/dq [mm]")
         ax.grid(True)
-        ax.legend(fontsize=6)
+        if crossing:
+            ax.legend(fontsize=6)
+        else:
+            ax.set_title("no path crosses this joint", fontsize=8)
     for k in range(len(shown), rows * cols):
         axes[k // cols][k % cols].axis("off")
     fig.tight_layout()
@@ -492,8 +509,12 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument(
         "--steps", type=int, default=None, help="design demos: optimiser steps (default: 1500; tendon-design 2000)"
     )
-    tendons = sub.add_parser("tendons", help="lengths and moment arms of a MuJoCo model's tendons (needs mujoco)")
-    tendons.add_argument("model", help="path to an MJCF file")
+    tendons = sub.add_parser(
+        "tendons",
+        help="lengths and moment arms of a MuJoCo model's tendons or an OpenSim model's muscles "
+        "(needs mujoco or opensim)",
+    )
+    tendons.add_argument("model", help="path to an MJCF (.xml) or OpenSim (.osim) file")
     tendons.add_argument("--num", type=int, default=25, help="points per joint sweep (default: 25)")
     tendons.add_argument("--plot", default="jaxwrap_tendons.png", help="PNG to write ('' for none)")
     args = parser.parse_args(argv)

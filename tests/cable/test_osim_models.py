@@ -309,3 +309,20 @@ def test_unsupported_osim_elements_raise():
     model.finalizeConnections()
     with pytest.raises(ValueError, match="PathActuator 'rope': obstacle 'floor' is a ContactHalfSpace"):
         jw.load_osim(model)
+
+
+def test_tendons_command_reads_osim_models(tmp_path):
+    """`jaxwrap tendons MODEL.osim`: a row per muscle at the default pose, and the plot."""
+    import io
+
+    from jaxwrap.cli import run_tendons
+
+    out = io.StringIO()
+    plot = tmp_path / "muscles.png"
+    with jax.enable_x64(True):
+        run_tendons(str(DATA / "gait9dof18musc.osim"), num=3, plot=str(plot), out=out)
+    text = out.getvalue()
+    assert "reference pose (default coordinates)" in text
+    for name in ("hamstrings_r", "rect_fem_l", "tib_ant_r"):
+        assert f"  {name}" in text
+    assert "knee_angle_r" in text and plot.exists()
