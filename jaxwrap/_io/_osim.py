@@ -603,6 +603,7 @@ def load_osim(
     quadrants: bool = True,
     probes: int = 64,
     blend: float = 0.0,
+    constraints: str = "raise",
 ) -> tuple[RobotModel, CableSet]:
     """Load an OpenSim model's kinematic tree and muscle paths.
 
@@ -618,6 +619,11 @@ def load_osim(
       OpenSim does; a width > 0 (in the coordinate's units) blends the two paths over
       that width around each bound, so lengths and moment arms stay continuous
       (`CableSet`'s ``blend``).
+    - `constraints`: what to do with the model's enforced constraints
+      (``CoordinateCouplerConstraint``, ``WeldConstraint``, ...), which jaxwrap does not
+      read: ``"raise"`` (default) names them; ``"ignore"`` loads the tree without them,
+      every coordinate independent, so ``q`` must satisfy them on the caller's side and
+      moment arms are partial derivatives per coordinate, not OpenSim's constrained ones.
 
     **Returns:** ``(model, cables)``: a `RobotModel` whose ``q`` holds OpenSim's
     coordinates in its coordinate set's order (`model.joint_names` are the coordinate
@@ -635,6 +641,21 @@ def load_osim(
     else:
         m = source
     state = m.initSystem()
+    if constraints not in ("raise", "ignore"):
+        raise ValueError(f"constraints must be 'raise' or 'ignore', got {constraints!r}")
+    constraint_set = m.getConstraintSet()
+    enforced = [
+        f"{constraint_set.get(i).getConcreteClassName()} {constraint_set.get(i).getName()!r}"
+        for i in range(constraint_set.getSize())
+        if constraint_set.get(i).isEnforced(state)
+    ]
+    if enforced and constraints == "raise":
+        raise ValueError(
+            f"the model has {len(enforced)} enforced constraints ({', '.join(enforced[:4])}"
+            f"{', ...' if len(enforced) > 4 else ''}), which jaxwrap does not read: its coordinates would be "
+            "independent and its moment arms not OpenSim's constrained ones; pass constraints='ignore' to load "
+            "the tree without them (docs/opensim.md#constraints)"
+        )
     spec, frames = _model_spec(osim, m)
     coordinates = m.getCoordinateSet()
     spec = spec.with_coordinate_order([coordinates.get(i).getName() for i in range(coordinates.getSize())])

@@ -344,3 +344,20 @@ def test_grazing_ring_with_scholz2015_finds_the_shortest_path(scholz):
         reference = shortest_polyline_length(a, b, outside_torus(0.03, 0.008), size=0.04)
         assert bool(path.converged)
         np.testing.assert_allclose(float(path.length), reference["length"], atol=1e-5)
+
+
+def test_constraints_raise_unless_ignored():
+    model = opensim.Model(str(DATA / "joints.osim"))
+    coordinates = model.getCoordinateSet()
+    coupler = opensim.CoordinateCouplerConstraint()
+    coupler.setName("pin_follows_slider")
+    independent = opensim.ArrayStr()
+    independent.append(coordinates.get("SliderJoint_coord_0").getName())
+    coupler.setIndependentCoordinateNames(independent)
+    coupler.setDependentCoordinateName(coordinates.get("PinJoint_coord_0").getName())
+    coupler.setFunction(opensim.LinearFunction(2.0, 0.0))
+    model.addConstraint(coupler)
+    with pytest.raises(ValueError, match="CoordinateCouplerConstraint 'pin_follows_slider'"):
+        jw.load_osim(model)
+    loaded, cables = jw.load_osim(model, constraints="ignore")
+    assert loaded.nq == coordinates.getSize() and len(cables) == 1
