@@ -195,7 +195,9 @@ def _joint_chain(osim, joint, name: str) -> list[tuple]:
     from the parent frame F to the mobilized frame M, ending with a ``fixed`` link
     (docs/opensim.md#bodies-and-joints). Each coordinate of the joint becomes a revolute
     or prismatic joint (named after it) on its first axis of slope ±1; every other axis
-    that follows a coordinate is a coupled joint ``(coordinate, function)``."""
+    that follows a coordinate is a coupled joint ``(coordinate, function)``. A coordinate
+    without such an axis is held by a massless body of its own (`_coordinate_holders`).
+    Returns an empty chain for a joint without axes."""
     axes = _joint_axes(osim, joint, name)
     if not axes:
         return []
@@ -204,12 +206,6 @@ def _joint_chain(osim, joint, name: str) -> list[tuple]:
     for i, a in enumerate(axes):
         if a.coordinate in own and a.slope is not None and a.coordinate not in primary:
             primary[a.coordinate] = i
-    missing = [c for c in own if c not in primary]
-    if missing:
-        raise ValueError(
-            f"joint {name!r}: coordinates {missing} drive no transform axis with a linear function of slope ±1, "
-            "so jaxwrap has no joint to give them (a coordinate needs one such axis; others may be splines)"
-        )
     chain, pending = [], np.eye(4)
     for i, a in enumerate(axes):
         joint_kind = "revolute" if a.kind == "rotation" else "prismatic"
@@ -224,6 +220,17 @@ def _joint_chain(osim, joint, name: str) -> list[tuple]:
             pending = np.eye(4)
     chain.append(("fixed", None, np.zeros(3), pending, None))
     return chain
+
+
+def _coordinate_holders(chain: list[tuple], joint) -> list[str]:
+    """The joint's coordinates that no link of ``chain`` carries (every axis they drive has
+    another slope than ±1, e.g. a wrist angle split 0.5/0.5 over two joints): each gets a
+    massless body off the joint's parent, turned or slid by it and carrying nothing, so
+    the coordinate has a joint and the axes it drives are coupled to it
+    (docs/opensim.md#bodies-and-joints)."""
+    carried = {link[1] for link in chain if link[0] != "fixed" and link[4] is None}
+    own = [joint.get_coordinates(k).getName() for k in range(joint.numCoordinates())]
+    return [c for c in own if c not in carried]
 
 
 def _mass_properties(body, to_jaxwrap: np.ndarray) -> dict:
@@ -266,6 +273,21 @@ def _model_spec(osim, m) -> tuple[ModelSpec, dict[str, tuple[str, np.ndarray]]]:
             offset = _inverse(X_CM)
             chain = _joint_chain(osim, joint, name)
             moving = [link for link in chain if link[0] != "fixed"]
+            for coordinate in _coordinate_holders(chain, joint):
+                holder = f"{child}/{coordinate}:coordinate"
+                translational = coordinate_set.get(coordinate).getMotionType() == 2  # OpenSim's Translational
+                lower, upper = ranges[coordinate]
+                spec = spec.add_body(holder)
+                spec = spec.add_joint(
+                    coordinate,
+                    "prismatic" if translational else "revolute",
+                    current,
+                    holder,
+                    placement=placement,
+                    axis=(0.0, 0.0, 1.0),
+                    lower=lower,
+                    upper=upper,
+                )
             # OpenSim body coordinates to the jaxwrap body frame: the child offset, and for
             # a CustomJoint the constant part after its last coordinate.
             to_jaxwrap = chain[-1][3] @ offset if moving else np.eye(4)

@@ -361,3 +361,38 @@ def test_constraints_raise_unless_ignored():
         jw.load_osim(model)
     loaded, cables = jw.load_osim(model, constraints="ignore")
     assert loaded.nq == coordinates.getSize() and len(cables) == 1
+
+
+def test_coordinate_without_a_unit_slope_axis_gets_a_holder_body(tmp_path):
+    """A coordinate whose every axis has another slope than ±1 (MoBL-ARMS's wrist angles
+    are split 0.5/0.5 over two joints) is held by a massless body of its own, and the axes
+    are coupled to it: here the gait model's right knee turned by half its angle."""
+    text = (DATA / "gait9dof18musc.osim").read_text()
+    start = text.index('<CustomJoint name="knee_r">')
+    end = text.index("</CustomJoint>", start)
+    old = "<coefficients> 1 0</coefficients>"
+    assert text[start:end].count(old) == 1  # rotation1, the knee angle itself
+    path = tmp_path / "half_knee.osim"
+    path.write_text(text[:start] + text[start:end].replace(old, "<coefficients> 0.5 0</coefficients>") + text[end:])
+    model = opensim.Model(str(path))
+    state = model.initSystem()
+    loaded, cables = jw.load_osim(model)
+    assert "tibia_r/knee_angle_r:coordinate" in loaded.body_names
+    assert loaded.joint_names[4] == "knee_angle_r"
+    coordinates = model.getCoordinateSet()
+    coordinates.get(4).setValue(state, -1.1)
+    model.realizePosition(state)
+    q = np.array([coordinates.get(i).getValue(state) for i in range(coordinates.getSize())])
+    poses = jw.forward_kinematics(loaded, jnp.asarray(q))
+    tibia = model.getBodySet().get("tibia_r")
+    X = tibia.getTransformInGround(state)
+    com = np.array([tibia.getMassCenter().get(i) for i in range(3)])
+    theirs = np.array([[X.R().asMat33().get(i, j) for j in range(3)] for i in range(3)]) @ com
+    theirs = theirs + np.array([X.p().get(i) for i in range(3)])
+    k = loaded.body_index("tibia_r")
+    np.testing.assert_allclose(np.asarray(poses[k].apply(loaded.body_coms[k])), theirs, atol=1e-13)
+    lengths, arms = jax.jit(jw.cable_lengths_and_moment_arms)(loaded, cables, jnp.asarray(q))
+    r = cables.index("vasti_r")
+    muscle = opensim.PathActuator.safeDownCast(model.getForceSet().get("vasti_r")).getPath()
+    np.testing.assert_allclose(float(lengths[r]), muscle.getLength(state), atol=1e-12)
+    np.testing.assert_allclose(float(arms[r, 4]), muscle.computeMomentArm(state, coordinates.get(4)), atol=1e-10)
