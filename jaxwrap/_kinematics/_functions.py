@@ -34,11 +34,15 @@ class PiecewiseCubic(eqx.Module):
     c: Float[Array, " n"]
     d: Float[Array, " n"]
 
-    def __call__(self, x: Float[ArrayLike, "..."]) -> Float[Array, "..."]:
-        x = jnp.asarray(x)
+    def _piece(self, x: Array) -> tuple[Array, Array]:
+        """The piece ``k`` holding ``x`` (the end pieces beyond the knots) and ``t = x - x_k``."""
         n = self.knots.shape[0]
         k = jnp.clip(jnp.searchsorted(self.knots, x, side="right") - 1, 0, n - 2)
-        t = x - self.knots[k]
+        return k, x - self.knots[k]
+
+    def __call__(self, x: Float[ArrayLike, "..."]) -> Float[Array, "..."]:
+        x = jnp.asarray(x)
+        k, t = self._piece(x)
         inside = self.y[k] + t * (self.b[k] + t * (self.c[k] + t * self.d[k]))
         below = self.y[0] + (x - self.knots[0]) * self.b[0]
         above = self.y[-1] + (x - self.knots[-1]) * self.b[-1]
@@ -108,9 +112,7 @@ class PiecewiseCubic(eqx.Module):
     def derivative(self, x: Float[ArrayLike, "..."]) -> Float[Array, "..."]:
         """``f'(x)`` (the end slopes outside the knots)."""
         x = jnp.asarray(x)
-        n = self.knots.shape[0]
-        k = jnp.clip(jnp.searchsorted(self.knots, x, side="right") - 1, 0, n - 2)
-        t = x - self.knots[k]
+        k, t = self._piece(x)
         inside = self.b[k] + t * (2.0 * self.c[k] + 3.0 * t * self.d[k])
         return jnp.where(x < self.knots[0], self.b[0], jnp.where(x > self.knots[-1], self.b[-1], inside))
 

@@ -57,7 +57,7 @@ def solved(arm26):
 def test_structure_and_body_poses(arm26, solved):
     model, cables = arm26
     assert model.joint_names == ("r_shoulder_elev", "r_elbow_flex")
-    assert cables.names == tuple(FIXTURE["muscle_names"])
+    assert cables.names == tuple(FIXTURE["path_names"])
     poses = solved[0]
     for b, name in enumerate(FIXTURE["body_names"]):
         k = model.body_index(str(name))

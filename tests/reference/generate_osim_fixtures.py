@@ -50,28 +50,6 @@ def configurations(coordinate_set, seed: int = 0) -> np.ndarray:
     return np.concatenate([np.array(sweep), rng.uniform(lo, hi, size=(50, len(lo)))])
 
 
-def evaluate(model, state, q):
-    """OpenSim's body poses, muscle lengths and moment arms at configuration ``q``."""
-    coordinates = model.getCoordinateSet()
-    for i in range(coordinates.getSize()):
-        coordinates.get(i).setValue(state, float(q[i]), False)
-    model.realizePosition(state)
-    bodies = model.getBodySet()
-    R, p = [], []
-    for b in range(bodies.getSize()):
-        X = bodies.get(b).getTransformInGround(state)
-        m = X.R().asMat33()
-        R.append([[m.get(i, j) for j in range(3)] for i in range(3)])
-        p.append([X.p().get(i) for i in range(3)])
-    muscles = model.getMuscles()
-    lengths = [muscles.get(k).getLength(state) for k in range(muscles.getSize())]
-    arms = [
-        [muscles.get(k).computeMomentArm(state, coordinates.get(i)) for i in range(coordinates.getSize())]
-        for k in range(muscles.getSize())
-    ]
-    return np.array(R), np.array(p), np.array(lengths), np.array(arms)
-
-
 def locked_aware(model, state, q):
     """Set ``q`` and read back what OpenSim holds (a locked coordinate keeps its value)."""
     coordinates = model.getCoordinateSet()
@@ -100,19 +78,12 @@ def gait_configurations(coordinate_set, seed: int = 0) -> np.ndarray:
 
 
 def path_forces(model):
-    forces = model.getForceSet()
-    out = []
-    for i in range(forces.getSize()):
-        cast = opensim_module().PathActuator.safeDownCast(forces.get(i))
-        if cast is not None:
-            out.append(cast)
-    return out
-
-
-def opensim_module():
+    """The model's path actuators (muscles included), in force-set order."""
     import opensim
 
-    return opensim
+    forces = model.getForceSet()
+    casts = [opensim.PathActuator.safeDownCast(forces.get(i)) for i in range(forces.getSize())]
+    return [cast for cast in casts if cast is not None]
 
 
 def evaluate_paths(model, state, q):
@@ -324,22 +295,9 @@ def joints_model():
 def main() -> None:
     import opensim
 
-    model = opensim.Model(MODEL)
-    state = model.initSystem()
-    q = configurations(model.getCoordinateSet())
-    out = [evaluate(model, state, row) for row in q]
-    np.savez_compressed(
-        OUT,
-        q=q,
-        body_names=np.array([model.getBodySet().get(b).getName() for b in range(model.getBodySet().getSize())]),
-        muscle_names=np.array([model.getMuscles().get(k).getName() for k in range(model.getMuscles().getSize())]),
-        body_R=np.array([o[0] for o in out]),
-        body_p=np.array([o[1] for o in out]),
-        lengths=np.array([o[2] for o in out]),
-        moment_arms=np.array([o[3] for o in out]),
-        opensim_version=np.array(opensim.__version__),
-    )
-    print(f"wrote {OUT}: {len(q)} configurations")
+    arm = opensim.Model(MODEL)
+    arm.initSystem()
+    save_paths(OUT, arm, configurations(arm.getCoordinateSet()))
 
     gait = opensim.Model(GAIT)
     gait.initSystem()
