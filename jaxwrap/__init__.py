@@ -57,6 +57,7 @@ from ._kinematics import (
     random_configuration as random_configuration,
 )
 from ._results import RESULTS as RESULTS
+from ._sharding import batch_mesh as batch_mesh, sharded_vmap as sharded_vmap
 from ._spatial import (
     Transform as Transform,
     rotation_x as rotation_x,

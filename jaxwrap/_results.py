@@ -34,6 +34,10 @@ class RESULTS(eqx.Enumeration):
     diverged = (
         "The solve diverged: a non-finite value, or a curve whose length or winding exceeds what the scene allows."
     )
+    passes_through = (
+        "A straight piece of the path passes through an obstacle that the path is not "
+        "wrapped on (a curve lifted off where its new straight line goes through the surface)."
+    )
     not_taut = (
         "The path is stationary but not taut: a curve lies on the side of the surface where "
         "lifting it off would shorten the path."

@@ -492,6 +492,12 @@ def _plot_tendons(joints, names, configs, arms, num, path, out) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jaxwrap", description="jaxwrap command line")
+    parser.add_argument(
+        "--precision",
+        choices=("auto", "float32", "float64"),
+        default="auto",
+        help="working precision (default auto: float64 on CPU, float32 on a GPU or TPU; docs/performance.md#float32)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run a demo (default: the cable-wrapping elbow)")
     demo.add_argument(
@@ -518,11 +524,14 @@ def main(argv: list[str] | None = None) -> int:
     tendons.add_argument("--num", type=int, default=25, help="points per joint sweep (default: 25)")
     tendons.add_argument("--plot", default="jaxwrap_tendons.png", help="PNG to write ('' for none)")
     args = parser.parse_args(argv)
-    # The demos run in double precision, scoped to the command (jaxwrap never changes the
-    # global flag; the elbow's millimetre-scale ellipsoid needs float64 geodesics).
+    # The precision is scoped to the command (jaxwrap never changes the global flag):
+    # float64 on CPU, float32 on accelerators, unless --precision says otherwise.
     import jax
 
-    with jax.enable_x64(True):
+    precision = args.precision
+    if precision == "auto":
+        precision = "float64" if jax.default_backend() == "cpu" else "float32"
+    with jax.enable_x64(precision == "float64"):
         if args.command == "tendons":
             run_tendons(args.model, args.num, args.plot or None)
         elif args.command == "demo":

@@ -46,12 +46,17 @@ class CableSettings(eqx.Module):
     - `smoothness_tolerance`: largest angle (rad) between a straight line and the curve
       it meets for the path to count as converged (default 0.1°).
     - `max_iterations`: correction budget per leg (static, default 50).
-    - `curve_segment_accuracy`: absolute accuracy of integrated geodesics (default 1e-9).
+    - `curve_segment_accuracy`: accuracy of integrated geodesics relative to each
+      surface's extent (default 1e-9; for an extent of 1 m, Simbody's absolute accuracy;
+      docs/cable.md#scale).
     - `use_warm_start`: start from a previous path when one is given (static).
     - `max_step`: step limiter, the largest rotation (rad) of a curve's boundary frames
       per correction (default 10°).
     - `step_limit_by_magnitude`: limit with ``|c|`` instead of Simbody's signed
       correction (static; docs/cable.md#step-limiter).
+    - `scale_free_step`: take the minimum-length step in units of each surface's extent,
+      so that a scene and the same scene scaled give the same iterates (static, default
+      False: Simbody's step, in metres and radians; docs/cable.md#scale).
     - `touchdown`: the `TouchdownSearch` settings.
     - `cold_start`: without a warm start, ``"candidates"`` (default) solves a few starts in
       parallel (the lifted path, starts beside each obstacle) and keeps the shortest
@@ -78,6 +83,7 @@ class CableSettings(eqx.Module):
         default=10 * math.pi / 180, converter=lambda x: scalar_setting(x, "max_step")
     )
     step_limit_by_magnitude: bool = eqx.field(static=True, default=False)
+    scale_free_step: bool = eqx.field(static=True, default=False)
     touchdown: TouchdownSearch = TouchdownSearch()
     cold_start: str = eqx.field(static=True, default="candidates")
     max_winding: float | Float[Array, ""] = eqx.field(
@@ -98,6 +104,8 @@ class CableSettings(eqx.Module):
         _check_positive_setting("max_step", self.max_step, " (an angle in radians)")
         if not isinstance(self.step_limit_by_magnitude, (bool, np.bool_)):
             raise ValueError(f"step_limit_by_magnitude must be a bool, got {self.step_limit_by_magnitude!r}")
+        if not isinstance(self.scale_free_step, (bool, np.bool_)):
+            raise ValueError(f"scale_free_step must be a bool, got {self.scale_free_step!r}")
         if self.cold_start not in COLD_STARTS:
             raise ValueError(f"cold_start must be one of {COLD_STARTS}, got {self.cold_start!r}")
         _check_positive_setting("max_winding", self.max_winding, " (an angle in radians)")

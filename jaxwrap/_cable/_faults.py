@@ -66,9 +66,9 @@ def side_faults(
 
 def path_faults(
     cable: AbstractCableSpan, scene: Scene, evaluation: Evaluation
-) -> tuple[Bool[Array, " n"], Bool[Array, " n"], Bool[Array, " n"]]:
-    """(runaway, slack, wrong_side) per obstacle: whether a converged-looking path is no
-    genuine taut solution there (docs/cable.md#results).
+) -> tuple[Bool[Array, " n"], Bool[Array, " n"], Bool[Array, " n"], Bool[Array, " n"]]:
+    """(runaway, slack, wrong_side, through) per obstacle: whether a converged-looking path
+    is no genuine taut solution there (docs/cable.md#results).
 
     *Runaway*: a contact point outside the ball that holds every end and via point and
     every obstacle (its frame origin plus its `extent`), where no taut path goes (e.g. a
@@ -78,7 +78,10 @@ def path_faults(
     from the surface (normal curvature of the wrong sign), or the straight line between
     its neighbours misses the obstacle altogether (unless that line passes on the wrong
     side of a wrap `side`: then the wrap is what the side asks for). *Wrong side*:
-    `side_faults`.
+    `side_faults`. *Through*: a lifted obstacle that the straight line between its
+    neighbours passes through (the touchdown search from the line's midpoint falls below
+    the surface): a curve that lifted off in the solver's last iteration is never checked
+    for touchdown on its new line, and such a path is no path at all.
     """
     c, lines, active = evaluation.curves, evaluation.lines, evaluation.neighbours.active
     dtype = scene.origin.dtype
@@ -99,15 +102,17 @@ def path_faults(
     backwards = (jnp.sum(lines.e_in * t_P, -1) < 0) | (jnp.sum(lines.e_out * t_Q, -1) < 0)
     # CableSpan's sign: dt/ds = κ n, so a curve pressing on the surface has κ <= 0.
     bends_away = (c.arc_length > 0) & jnp.any(kappa * radius > jnp.sqrt(jnp.finfo(dtype).eps), axis=-1)
-    misses = []
+    misses, below = [], []
     for i, obstacle in enumerate(cable.obstacles):
         X_SG = scene.X_GS[i].inverse()
         a, b = X_SG.apply(lines.prev_point[i]), X_SG.apply(lines.next_point[i])
         search = obstacle.surface.nearest_point_on_line(a, b, 0.5 * (a + b), cable.settings.touchdown)
         misses.append(search.converged & ~search.below)
+        below.append(search.below)
     wrong_side, line_wrong = side_faults(cable, scene, evaluation)
     slack = active & (backwards | bends_away | (jnp.stack(misses) & ~line_wrong))
-    return runaway, slack, wrong_side
+    through = ~active & jnp.stack(below)
+    return runaway, slack, wrong_side, through
 
 
 def leg_scores(
@@ -116,8 +121,8 @@ def leg_scores(
     """Per leg of a solved carry: its length, and whether it is a genuine taut solution
     (smooth, finite, no neighbour point inside, no failed geodesic, no fault above)."""
     ev = evaluate(cable, scene, carry.state)
-    runaway, slack, wrong_side = path_faults(cable, scene, ev)
-    bad = runaway | slack | wrong_side | carry.inside | carry.geodesic_failed
+    runaway, slack, wrong_side, through = path_faults(cable, scene, ev)
+    bad = runaway | slack | wrong_side | through | carry.inside | carry.geodesic_failed
     per_obstacle = jnp.where(ev.neighbours.active, ev.lines.l_in + ev.curves.arc_length, 0.0)
     lengths, faulty = [], []
     for leg, obs in enumerate(cable.legs()):

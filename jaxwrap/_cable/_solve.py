@@ -183,13 +183,14 @@ def solve_cable(
     invalid = ~_valid_input(cable, body_poses)
     length = total_length(ev.curves, ev.neighbours, ev.lines)
     none = jnp.zeros(0, bool)
-    runaway, slack, wrong_side = path_faults(cable, scene, ev) if cable.obstacles else (none, none, none)
+    runaway, slack, wrong_side, through = path_faults(cable, scene, ev) if cable.obstacles else (none,) * 4
     result = first_failure(
         (invalid, RESULTS.invalid_input),
         (jnp.any(carry.inside), RESULTS.endpoint_inside_obstacle),
         (jnp.any(carry.geodesic_failed), RESULTS.geodesic_failed),
         (~jnp.isfinite(smoothness) | ~jnp.isfinite(length) | jnp.any(runaway), RESULTS.diverged),
         (jnp.any(carry.smoothness > cable.settings.smoothness_tolerance), RESULTS.max_iterations_reached),
+        (jnp.any(through), RESULTS.passes_through),
         (jnp.any(slack), RESULTS.not_taut),
         (jnp.any(wrong_side), RESULTS.wrong_side),
     )

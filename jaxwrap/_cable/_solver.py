@@ -163,25 +163,47 @@ def solver_step(cable: AbstractCableSpan, evaluation: Evaluation, weight: Float[
         rhs = jnp.concatenate([error.reshape(-1), jnp.zeros(n, error.dtype)])
         return -_pinv_solve(A, rhs).reshape(n, 4)
 
-    # minimum_length: SQP on the length subject to zero normal path error.
+    # minimum_length: SQP on the length subject to zero normal path error. With
+    # `scale_free_step`, in corrections x = c / (ℓ, ℓ, 1, ℓ) per curve, ℓ its surface's
+    # extent, with the damping μ ℓ: every term of the step then scales with the scene, so
+    # its iterates are the same at any size (docs/cable.md#scale); for ℓ = 1 (and
+    # without it) this is Simbody's step.
     g4, H4 = length_gradient_and_hessian(ev.curves, var, ev.neighbours, ev.lines)
-    g = jnp.where(live[:, None], g4, 0.0).reshape(4 * n)
+    if cable.settings.scale_free_step:
+        size = _correction_scale(cable, error.dtype)
+    else:
+        size = jnp.ones(4 * n, error.dtype)
+    g = jnp.where(live[:, None], g4, 0.0).reshape(4 * n) * size
     H = jnp.where(live[:, None, None, None] & live[None, None, :, None], H4, 0.0).reshape(4 * n, 4 * n)
+    H = size[:, None] * H * size[None, :]
     sym = 0.5 * (H + H.T)
     eigenvalues, V = jnp.linalg.eigh(sym)
-    # |sym| (negative curvature flipped) plus each leg's damping; identity where masked.
-    damping = jnp.repeat(jnp.where(live, weight, 1.0), 4)
+    # |sym| (negative curvature flipped) plus each leg's damping, in metres like the
+    # length (μ ℓ per curve); identity where masked.
+    damping = jnp.repeat(jnp.where(live, weight * size[0::4], 1.0), 4)
     dead = jnp.repeat(~live, 4)
     Q = (V * jnp.abs(eigenvalues)) @ V.T + jnp.diag(damping)
     Q = jnp.where(dead[:, None] | dead[None, :], jnp.eye(4 * n, dtype=Q.dtype), Q)
     Q_inv = jnp.linalg.inv(Q)
     rows = jnp.array([0, 2])
-    J = J4[:, rows].reshape(2 * n, 4 * n)
+    J = J4[:, rows].reshape(2 * n, 4 * n) * size[None, :]
     e = error[:, rows].reshape(2 * n)
     A = J @ Q_inv @ J.T
     lam = _pinv_solve(A, e - J @ Q_inv @ g)
     q = -0.5 * Q_inv @ (g + J.T @ lam)
-    return jnp.where(live[:, None], q.reshape(n, 4), 0.0)
+    return jnp.where(live[:, None], (q * size).reshape(n, 4), 0.0)
+
+
+def _correction_scale(cable: AbstractCableSpan, dtype) -> Float[Array, " four_n"]:
+    """Per correction component (along t, along b, turn, length) of every obstacle, its
+    unit: the surface's extent for the three lengths, 1 for the angle (1 where the extent
+    is unbounded)."""
+    if not cable.obstacles:
+        return jnp.zeros(0, dtype)
+    extent = jnp.stack([jnp.asarray(o.surface.extent(), dtype) for o in cable.obstacles])
+    extent = jax.lax.stop_gradient(jnp.where(jnp.isfinite(extent) & (extent > 0), extent, 1.0))
+    one = jnp.ones_like(extent)
+    return jnp.stack([extent, extent, one, extent], axis=-1).reshape(-1)
 
 
 def limit_step(cable: AbstractCableSpan, evaluation: Evaluation, c: Float[Array, "n 4"]) -> Float[Array, "n 4"]:
@@ -233,7 +255,14 @@ def run_solver(
         inside = jnp.where(carry.done[leg_of], carry.inside, inside) if n else inside
         ev = evaluate(cable, scene, state)
         smoothness = jnp.where(carry.done, carry.smoothness, ev.smoothness)
-        finished = carry.done | (ev.smoothness <= tol) | (carry.iterations >= max_iterations)
+        # A curve that lifted off in this update was not searched for touchdown on its new
+        # straight line: its leg is not finished before the next update has done that
+        # (docs/cable.md#touchdown-and-liftoff). Simbody stops here; the extra update
+        # applies no correction and is not counted.
+        lifted_off = (carry.state.status == IN_CONTACT) & (state.status == LIFTED)
+        recheck = jnp.zeros(num_legs, bool).at[leg_of].max(lifted_off) if n else jnp.zeros(num_legs, bool)
+        smooth = ev.smoothness <= tol
+        finished = carry.done | (smooth & ~recheck) | (carry.iterations >= max_iterations)
         stepping = ~finished  # legs that take a correction this iteration
         weight = jnp.where(stepping[leg_of], ev.smoothness[leg_of], 0.0) if n else jnp.zeros(0, dtype)
         c = limit_step(cable, ev, solver_step(cable, ev, weight)) if n else jnp.zeros((0, 4), dtype)
@@ -248,7 +277,8 @@ def run_solver(
         failed = jnp.stack(failed) if n else carry.geodesic_failed
         # A leg whose geodesic failed stops: its state holds NaN from here on.
         finished = finished | jnp.zeros(num_legs, bool).at[leg_of].max(failed) if n else finished
-        return SolverCarry(state, carry.iterations + stepping.astype(jnp.int32), finished, smoothness, inside, failed)
+        counted = stepping & ~smooth
+        return SolverCarry(state, carry.iterations + counted.astype(jnp.int32), finished, smoothness, inside, failed)
 
     carry0 = SolverCarry(
         state0,

@@ -238,9 +238,10 @@ class AbstractSurface(eqx.Module):
         - `point`: start point P (in S).
         - `tangent`: start direction.
         - `length`: arc length ℓ ≥ 0.
-        - `accuracy`: absolute local error bound per step on every state (Simbody's
-          `curve_segment_accuracy`, default 1e-9; traced, so a new value does not
-          recompile). Ignored by closed forms.
+        - `accuracy`: local error bound per step on every state, relative to the
+          surface's `extent()` for positions (Simbody's `curve_segment_accuracy` for an
+          extent of 1; docs/cable.md#scale), default 1e-9; traced, so a new value does
+          not recompile. Ignored by closed forms.
         - `integrator`: solver settings (`GeodesicIntegrator`); its accuracy is replaced
           by `accuracy`.
 

@@ -150,10 +150,22 @@ def _initial_state(surface, point, tangent) -> Float[Array, "10"]:
     return jnp.concatenate([p, t, jnp.stack([one, zero, zero, one])])
 
 
-def _effective_accuracy(accuracy: float | Float[Array, ""], dtype) -> Float[Array, ""]:
-    # An absolute tolerance below ~100 ulp of O(1) states cannot be met: error estimates
-    # are round-off there and the step size would collapse (matters in float32).
-    return jnp.maximum(jnp.asarray(accuracy, dtype), 100 * jnp.finfo(dtype).eps)
+def _effective_accuracy(accuracy: float | Float[Array, ""], dtype, surface=None) -> Float[Array, "10"]:
+    """Per state component, the absolute tolerance the step controller works to:
+    `accuracy` (at least 100 ulp) times the component's size (docs/cable.md#scale).
+
+    The sizes scale with the surface's `extent` ℓ: positions and the Jacobi field r are
+    lengths (~ℓ), the unit tangent and a are ~1, and a' is a curvature (~1/ℓ). So the
+    accuracy is relative to the scene's size, and the same scene at any size is
+    integrated alike; and never asking for less than 100 ulp of a component keeps the
+    error estimates above round-off, where the step size would collapse (float32 on a
+    millimetre-sized surface)."""
+    eps = jnp.finfo(dtype).eps
+    L = jnp.ones((), dtype) if surface is None else jax.lax.stop_gradient(jnp.asarray(surface.extent(), dtype))
+    L = jnp.where(jnp.isfinite(L) & (L > 0), L, 1.0)
+    one = jnp.ones((), dtype)
+    size = jnp.stack([L, L, L, one, one, one, one, 1 / L, L, one])
+    return jnp.maximum(jnp.asarray(accuracy, dtype), 100 * eps) * size
 
 
 def _for_adjoint(solver, adjoint):
@@ -188,7 +200,7 @@ def _solve(surface, y0, length, accuracy, ts, integrator, adjoint) -> _Solved:
         args=(surface, length),
         saveat=saveat,
         stepsize_controller=diffrax.PIDController(
-            rtol=0.0, atol=_effective_accuracy(accuracy, dtype), norm=optx.max_norm
+            rtol=0.0, atol=_effective_accuracy(accuracy, dtype, surface), norm=optx.max_norm
         ),
         max_steps=integrator.max_steps,
         adjoint=adjoint,
@@ -239,9 +251,10 @@ def shoot_numerically(
     - `surface`: any `jaxwrap.AbstractSurface`.
     - `point`, `tangent`, `length`: start point (projected onto the surface), start
       direction (projected onto the tangent plane) and arc length ℓ ≥ 0.
-    - `accuracy`: absolute error bound per step on all states (default 1e-9, Simbody's
-      `curve_segment_accuracy`); floored at 100 ulp of the working dtype. Traced: a new
-      value does not recompile.
+    - `accuracy`: error bound per step on every state, relative to its size: the
+      surface's `extent()` ℓ for positions (Simbody's absolute
+      `curve_segment_accuracy` where ℓ = 1; docs/cable.md#scale), default 1e-9; floored
+      at 100 ulp of the working dtype. Traced: a new value does not recompile.
     - `integrator`: `GeodesicIntegrator` settings.
 
     **Returns:**

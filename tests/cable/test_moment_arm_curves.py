@@ -1,5 +1,5 @@
-"""Moment-arm curves users can plot: on the demo elbow (the cable touches down on the
-distal humerus and the elbow and lifts off again over the range), the moment arm of cold
+"""Moment-arm curves users can plot: on the demo elbow (the cable wraps the distal
+humerus over the whole range and touches down on the elbow at 0.2 rad), the moment arm of cold
 solves at every angle equals that of a warm-started sweep, equals -dL/dq by central
 differences, and is continuous except where the contact set changes. Where the warm
 sweep stays on a longer taut branch (it keeps a contact the shortest path lets go of), the
@@ -52,15 +52,20 @@ def test_cold_and_warm_sweeps_give_the_same_moment_arm_curve():
     assert same_branch.sum() >= len(ANGLES) - 8
     assert np.all(np.asarray(lengths)[~same_branch] < np.asarray(warm_lengths)[~same_branch])
     np.testing.assert_allclose(np.asarray(arms)[same_branch], np.asarray(warm_arms)[same_branch], atol=1e-9)
-    # The contact set changes somewhere in the range (touchdown and liftoff are exercised).
+    # The contact set changes in the range (a touchdown is exercised). Every cold path
+    # wraps the distal humerus: the straight line from origin to termination goes through
+    # it at every angle (up to 0.15 rad an earlier version reported that line as converged;
+    # docs/cable.md#touchdown-and-liftoff).
     changes = np.flatnonzero(np.any(np.diff(np.asarray(contact), axis=0), axis=1))
-    assert len(changes) >= 2
+    assert len(changes) >= 1
+    assert bool(jnp.all(contact[:, 0]))
 
     h = 1e-6
-    plus, minus = cold(MODEL, CABLE, ANGLES + h)[0], cold(MODEL, CABLE, ANGLES - h)[0]
-    same = np.all(np.asarray(cold(MODEL, CABLE, ANGLES + h)[2] == contact), axis=1) & np.all(
-        np.asarray(cold(MODEL, CABLE, ANGLES - h)[2] == contact), axis=1
+    (plus, _, contact_plus, _), (minus, _, contact_minus, _) = (
+        cold(MODEL, CABLE, ANGLES + h),
+        cold(MODEL, CABLE, ANGLES - h),
     )
+    same = np.all(np.asarray(contact_plus == contact), axis=1) & np.all(np.asarray(contact_minus == contact), axis=1)
     np.testing.assert_allclose(arms[same], (-(plus - minus) / (2 * h))[same], atol=1e-6)
 
     # Continuous between contact changes: neighbouring angles differ by O(step).
