@@ -32,14 +32,19 @@ def surface_from_spec(spec) -> jw.AbstractSurface:
     return jw.Torus(spec["ring_radius"], spec["tube_radius"])
 
 
-def build(name: str, **settings) -> jw.CableSpan:
-    """The scenario's cable with OpenSim's settings unless overridden."""
+def build(name: str, scale: float = 1.0, **settings) -> jw.CableSpan:
+    """The scenario's cable with OpenSim's settings unless overridden; ``scale`` multiplies
+    every length (stations, placements, radii, hints)."""
     spec = BENCH_SCENARIOS[name]
-    cable = jw.CableSpan(0, spec["origin"], 1, [0.0, 0.0, 0.0])
+    cable = jw.CableSpan(0, np.multiply(spec["origin"], scale), 1, [0.0, 0.0, 0.0])
     for o in spec["obstacles"]:
+        o = {k: (np.multiply(v, scale) if k in _LENGTHS else v) for k, v in o.items()}
         X_BS = jw.Transform(jnp.asarray(_rotation_xyz(o["xyz"]), dtype=float), jnp.asarray(o["p"], dtype=float))
         cable = cable.add_obstacle(0, X_BS, surface_from_spec(o), contact_hint=jnp.asarray(o["hint"], dtype=float))
     return cable.with_settings(**settings)
+
+
+_LENGTHS = ("radius", "radii", "ring_radius", "tube_radius", "p", "hint")
 
 
 def terminations(name: str, num: int, seed: int = 0) -> jnp.ndarray:

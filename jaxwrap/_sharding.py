@@ -34,10 +34,6 @@ def batch_mesh(devices: Sequence[jax.Device] | None = None, axis_name: str = "ba
     return Mesh(np.asarray(devices), (axis_name,))
 
 
-def _constrain(leaf, sharding):
-    return jax.lax.with_sharding_constraint(leaf, sharding)
-
-
 def _normalize_in_axes(in_axes, num_args: int) -> tuple:
     if isinstance(in_axes, (int, type(None))):
         in_axes = (in_axes,) * num_args
@@ -108,25 +104,22 @@ def sharded_vmap(
         devices = mesh_.shape[name]
         padded = -(-batch // devices) * devices
 
-        def pad(leaf):
-            extra = jnp.repeat(leaf[-1:], padded - batch, axis=0)
-            return jnp.concatenate([leaf, extra], axis=0)
-
-        if padded != batch:
-            dynamic = tuple(
-                jax.tree.map(pad, arg) if axis == 0 else arg for arg, axis in zip(dynamic, axes, strict=True)
-            )
-
         batched = NamedSharding(mesh_, PartitionSpec(name))
         replicated = NamedSharding(mesh_, PartitionSpec())
+
+        def place(leaf):  # a batched leaf: padded to whole shards, split over the devices
+            if padded != batch:
+                leaf = jnp.concatenate([leaf, jnp.repeat(leaf[-1:], padded - batch, axis=0)], axis=0)
+            return jax.lax.with_sharding_constraint(leaf, batched)
+
         dynamic = tuple(
-            jax.tree.map(lambda leaf, s=(batched if axis == 0 else replicated): _constrain(leaf, s), arg)
+            jax.tree.map(place, arg) if axis == 0 else jax.lax.with_sharding_constraint(arg, replicated)
             for arg, axis in zip(dynamic, axes, strict=True)
         )
         out = jax.vmap(lambda *a: fn(*eqx.combine(a, static)), in_axes=axes)(*dynamic)
-        out = jax.tree.map(lambda leaf: _constrain(leaf, batched) if eqx.is_array(leaf) else leaf, out)
-        if padded != batch:
-            out = jax.tree.map(lambda leaf: _constrain(leaf[:batch], batched) if eqx.is_array(leaf) else leaf, out)
+        out = jax.tree.map(
+            lambda leaf: jax.lax.with_sharding_constraint(leaf[:batch], batched) if eqx.is_array(leaf) else leaf, out
+        )
         return out
 
     return wrapped

@@ -80,8 +80,9 @@ def path_faults(
     side of a wrap `side`: then the wrap is what the side asks for). *Wrong side*:
     `side_faults`. *Through*: a lifted obstacle that the straight line between its
     neighbours passes through (the touchdown search from the line's midpoint falls below
-    the surface): a curve that lifted off in the solver's last iteration is never checked
-    for touchdown on its new line, and such a path is no path at all.
+    the surface). The solver's own touchdown search starts from the tracking point
+    (Simbody's guess) and can miss a far part of a non-convex surface; such a path is no
+    path at all.
     """
     c, lines, active = evaluation.curves, evaluation.lines, evaluation.neighbours.active
     dtype = scene.origin.dtype

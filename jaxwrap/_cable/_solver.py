@@ -35,6 +35,7 @@ from jaxtyping import Array, Bool, Float, Int, PyTree
 
 from .._results import RESULTS
 from .._surfaces import AbstractSurface, Geodesic, GeodesicIntegrator
+from .._surfaces._geodesic_ode import length_scale
 from ._definition import AbstractCableSpan
 from ._geometry import (
     Evaluation,
@@ -200,8 +201,7 @@ def _correction_scale(cable: AbstractCableSpan, dtype) -> Float[Array, " four_n"
     is unbounded)."""
     if not cable.obstacles:
         return jnp.zeros(0, dtype)
-    extent = jnp.stack([jnp.asarray(o.surface.extent(), dtype) for o in cable.obstacles])
-    extent = jax.lax.stop_gradient(jnp.where(jnp.isfinite(extent) & (extent > 0), extent, 1.0))
+    extent = jnp.stack([length_scale(o.surface, dtype) for o in cable.obstacles])
     one = jnp.ones_like(extent)
     return jnp.stack([extent, extent, one, extent], axis=-1).reshape(-1)
 

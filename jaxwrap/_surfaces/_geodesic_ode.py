@@ -150,6 +150,14 @@ def _initial_state(surface, point, tangent) -> Float[Array, "10"]:
     return jnp.concatenate([p, t, jnp.stack([one, zero, zero, one])])
 
 
+def length_scale(surface, dtype) -> Float[Array, ""]:
+    """The surface's `extent` as its unit of length (1 where it is unbounded), without a
+    derivative: the size the solver's tolerances and step units follow
+    (docs/cable.md#scale)."""
+    extent = jnp.asarray(surface.extent(), dtype)
+    return jax.lax.stop_gradient(jnp.where(jnp.isfinite(extent) & (extent > 0), extent, 1.0))
+
+
 def _effective_accuracy(accuracy: float | Float[Array, ""], dtype, surface=None) -> Float[Array, "10"]:
     """Per state component, the absolute tolerance the step controller works to:
     `accuracy` (at least 100 ulp) times the component's size (docs/cable.md#scale).
@@ -161,8 +169,7 @@ def _effective_accuracy(accuracy: float | Float[Array, ""], dtype, surface=None)
     error estimates above round-off, where the step size would collapse (float32 on a
     millimetre-sized surface)."""
     eps = jnp.finfo(dtype).eps
-    L = jnp.ones((), dtype) if surface is None else jax.lax.stop_gradient(jnp.asarray(surface.extent(), dtype))
-    L = jnp.where(jnp.isfinite(L) & (L > 0), L, 1.0)
+    L = jnp.ones((), dtype) if surface is None else length_scale(surface, dtype)
     one = jnp.ones((), dtype)
     size = jnp.stack([L, L, L, one, one, one, one, 1 / L, L, one])
     return jnp.maximum(jnp.asarray(accuracy, dtype), 100 * eps) * size

@@ -27,33 +27,13 @@ SCALES = (1e-3, 1e-2, 1.0, 10.0)
 NUM = 8
 
 
-def scaled(name: str, s: float, **settings) -> jw.CableSpan:
-    """The scenario with every length multiplied by ``s``."""
-    spec = scenarios.BENCH_SCENARIOS[name]
-    cable = jw.CableSpan(0, np.multiply(spec["origin"], s), 1, [0.0, 0.0, 0.0])
-    for o in spec["obstacles"]:
-        o = dict(o)
-        for key in ("radius", "ring_radius", "tube_radius"):
-            if key in o:
-                o[key] = o[key] * s
-        if "radii" in o:
-            o["radii"] = tuple(np.multiply(o["radii"], s))
-        X_BS = jw.Transform(
-            jnp.asarray(scenarios._rotation_xyz(o["xyz"]), dtype=float),
-            jnp.asarray(np.multiply(o["p"], s), dtype=float),
-        )
-        hint = jnp.asarray(np.multiply(o["hint"], s), dtype=float)
-        cable = cable.add_obstacle(0, X_BS, scenarios.surface_from_spec(o), contact_hint=hint)
-    return cable.with_settings(**settings)
-
-
 def solve_at_every_scale(name: str, dtype, **settings):
     """Lengths / scale, converged flags and iterations, shape (len(SCALES), NUM): every
     scale is a leaf of one stacked cable, so one program solves them all."""
     box, nominal = scenarios.BENCH_SCENARIOS[name]["box"], scenarios.BENCH_SCENARIOS[name]["termination_nominal"]
     unit = np.asarray(jax.random.uniform(jax.random.PRNGKey(11), (NUM, 3), minval=-1, maxval=1, dtype=jnp.float32))
     ends = np.stack([(nominal + box * unit) * s for s in SCALES])
-    cables = [scaled(name, s, **settings) for s in SCALES]
+    cables = [scenarios.build(name, scale=s, **settings) for s in SCALES]
     stacked = jax.tree.map(lambda *leaves: jnp.stack(leaves), *cables)
 
     @jax.jit
