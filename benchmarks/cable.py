@@ -23,6 +23,9 @@ few starts in parallel, the shortest genuine path kept; docs/cable.md#cold-start
 hint-only one: time per path, the cost ratio, and the fraction of configurations where
 each reached the shorter of the two paths. ``--robustness N`` also solves N random
 configurations per scenario (cold and warm) and prints converged fractions and NaN counts.
+``--pin`` adds the pin-joint sweeps of benchmarks/cable_pin.py (obstacles on a moving
+link swept over 2.3 rad; cold random angles and warm-started trajectories, against
+OpenSim's cold and warm evaluations).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ import numpy as np  # noqa: E402
 import jaxwrap as jw  # noqa: E402
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
+import cable_pin  # noqa: E402
 import cable_scenarios as scenarios  # noqa: E402
 from _opensim_cable import opensim_cable_timings  # noqa: E402
 
@@ -158,6 +162,8 @@ def main() -> None:
     parser.add_argument("--opensim-evals", type=int, default=500)
     parser.add_argument("--robustness", type=int, default=0, help="also check N random configurations per scenario")
     parser.add_argument("--scenarios", nargs="*", default=list(scenarios.NAMES))
+    parser.add_argument("--pin", action="store_true", help="also run the pin-joint sweeps (benchmarks/cable_pin.py)")
+    parser.add_argument("--pin-batch", type=int, default=None, help="cold batch of the pin sweeps (default: --batch)")
     args = parser.parse_args()
 
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}; batch {args.batch}; medians of {args.repeats}")
@@ -194,6 +200,15 @@ def main() -> None:
             f"{name:<10} {r['hints'] * 1e6:8.1f} us {r['candidates'] * 1e6:13.1f} us "
             f"{r['candidates'] / r['hints']:5.2f}x "
             f"{100 * r['hints_shortest']:15.2f}% {100 * r['candidates_shortest']:10.2f}%"
+        )
+    if args.pin:
+        batch = args.pin_batch or args.batch
+        cable_pin.print_header(batch, 64, 64, 0.01)
+        cable_pin.run(
+            [k for k in cable_pin.KINDS if k in args.scenarios],
+            batch=batch,
+            repeats=args.repeats,
+            report=cable_pin.print_row,
         )
     if args.robustness:
         print(f"\nrobustness, default settings (minimum_length), {args.robustness} random configurations each:")

@@ -107,19 +107,27 @@ def sharded_vmap(
         batched = NamedSharding(mesh_, PartitionSpec(name))
         replicated = NamedSharding(mesh_, PartitionSpec())
 
-        def place(leaf):  # a batched leaf: padded to whole shards, split over the devices
+        def place(leaf):  # a batched leaf: padded to whole shards, one row per device
             if padded != batch:
                 leaf = jnp.concatenate([leaf, jnp.repeat(leaf[-1:], padded - batch, axis=0)], axis=0)
+            leaf = leaf.reshape(devices, padded // devices, *leaf.shape[1:])
+            return jax.lax.with_sharding_constraint(leaf, batched)
+
+        def unplace(leaf):
+            if not eqx.is_array(leaf):
+                return leaf
+            leaf = leaf.reshape(padded, *leaf.shape[2:])[:batch]
             return jax.lax.with_sharding_constraint(leaf, batched)
 
         dynamic = tuple(
             jax.tree.map(place, arg) if axis == 0 else jax.lax.with_sharding_constraint(arg, replicated)
             for arg, axis in zip(dynamic, axes, strict=True)
         )
-        out = jax.vmap(lambda *a: fn(*eqx.combine(a, static)), in_axes=axes)(*dynamic)
-        out = jax.tree.map(
-            lambda leaf: jax.lax.with_sharding_constraint(leaf[:batch], batched) if eqx.is_array(leaf) else leaf, out
-        )
-        return out
+        # vmap over each device's lanes inside vmap over the devices: whatever a batched
+        # rule does across lanes (the cable solver's lane compaction sorts and gathers
+        # them) stays within one device's block.
+        per_device = jax.vmap(lambda *a: fn(*eqx.combine(a, static)), in_axes=axes)
+        out = jax.vmap(per_device, in_axes=axes)(*dynamic)
+        return jax.tree.map(unplace, out)
 
     return wrapped

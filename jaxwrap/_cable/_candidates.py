@@ -18,8 +18,10 @@ yet:
   for every obstacle four starts around the straight line (that obstacle hinted there,
   the others lifted), plus starts on the wrap sides of sided obstacles; no fallback.
 
-Starts run in rounds of ``K`` slots (``K`` the longest first list), under `vmap` within
-a round and one `lax.scan` over rounds (the solver loop is compiled once). Legs are
+Starts run in rounds of ``K`` slots (``K`` the longest first list), batched within a
+round (`run_solver_stack`: under an outer `vmap` the slots of the whole batch are
+compacted together, docs/performance.md#lane-compaction) and one `lax.scan` over rounds
+(the solver loop is compiled once). Legs are
 independent, so slot ``k`` of a round holds the ``k``-th start of every leg; a slot a leg
 does not use, and every slot of a leg that already has a genuine path, is frozen, and a
 `while_loop` whose lanes are all frozen runs no iteration: a batch where no lane needs a
@@ -42,7 +44,7 @@ from .._misc import safe_normalize
 from .._surfaces import Cylinder, Sphere
 from ._definition import AbstractCableSpan
 from ._faults import leg_scores
-from ._solver import SolverCarry, run_solver
+from ._solver import SolverCarry, run_solver_stack
 from ._state import CurveState, Scene, initial_states, lifted_placeholder
 
 
@@ -166,7 +168,7 @@ def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
     def solve_round(found, inputs):
         states, unused = inputs
         frozen = found[None, :] | unused
-        carries = jax.vmap(run_solver, in_axes=(None, None, 0, 0))(cable, scene, states, frozen)
+        carries = run_solver_stack(cable, scene, states, frozen)
         lengths, genuine = score(carries)
         genuine = genuine & ~frozen
         return found | jnp.any(genuine, axis=0), (carries, lengths, genuine)

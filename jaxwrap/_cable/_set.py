@@ -192,9 +192,7 @@ class CableSet(eqx.Module):
     coefficients: Float[Array, "n nq"] | None = None
     # Which cables have a linear term (static, so solving without q knows whom it affects).
     linear: tuple[bool, ...] = eqx.field(static=True, default=())
-    conditions: tuple[tuple[tuple[tuple[int, float, float, bool], ...], ...], ...] = eqx.field(
-        static=True, default=()
-    )
+    conditions: tuple[tuple[tuple[tuple[int, float, float, bool], ...], ...], ...] = eqx.field(static=True, default=())
     blend: float = eqx.field(static=True, default=0.0)
 
     def __init__(

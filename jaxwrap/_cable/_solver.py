@@ -12,8 +12,10 @@ Each iteration (docs/cable.md#solver-loop), for every leg not yet finished:
    (docs/cable.md#natural-geodesic-corrections).
 
 All obstacles and legs live in fixed-shape arrays with activity masks, so the loop
-batches under `vmap` (lanes run until the slowest one finishes). Legs are independent:
-their blocks never couple, and a finished leg's state is frozen.
+batches under `vmap`; a batched loop compacts its unfinished lanes into smaller batches
+so the slowest few do not keep the whole batch iterating
+(docs/performance.md#lane-compaction). Legs are independent: their blocks never couple,
+and a finished leg's state is frozen.
 
 The step limiter is reproduced bug-for-bug by default (docs/cable.md#step-limiter):
 Simbody multiplies each correction's rotation rate by the *signed* correction, starting
@@ -35,7 +37,8 @@ from jaxtyping import Array, Bool, Float, Int, PyTree
 
 from .._results import RESULTS
 from .._surfaces import AbstractSurface, Geodesic, GeodesicIntegrator
-from .._surfaces._geodesic_ode import length_scale
+from .._surfaces._geodesic_ode import length_scale, shoot_numerically
+from .._surfaces._touchdown import NearestPointOnLine, nearest_point_on_line
 from ._definition import AbstractCableSpan
 from ._geometry import (
     Evaluation,
@@ -53,6 +56,14 @@ def select(mask: Bool[Array, ""], a: PyTree, b: PyTree) -> PyTree:
 
 
 # ---------------------------------------------------------------------------- status update
+def _touchdown_search(surface: AbstractSurface, a, b, guess, cable: AbstractCableSpan, lifted) -> NearestPointOnLine:
+    """The touchdown search of a curve, iterated only where it is `lifted` (the only
+    place its result is used) unless the surface brings its own search."""
+    if type(surface).nearest_point_on_line is AbstractSurface.nearest_point_on_line:
+        return nearest_point_on_line(surface, a, b, guess, cable.settings.touchdown, active=lifted)
+    return surface.nearest_point_on_line(a, b, guess, cable.settings.touchdown)
+
+
 def update_status(
     cable: AbstractCableSpan, scene: Scene, state: CurveState, frozen: Bool[Array, " legs"]
 ) -> tuple[CurveState, Bool[Array, " n"]]:
@@ -83,7 +94,9 @@ def update_status(
             p_P, n_P = g.p_SP, g.R_SP[:, 1]
 
             # Lifted: look for touchdown along the straight line prev -> next.
-            search = surface.nearest_point_on_line(prev_S, next_S, tracking[i], cable.settings.touchdown)
+            search = _touchdown_search(
+                surface, prev_S, next_S, tracking[i], cable, (status[i] == LIFTED) & ~frozen[leg]
+            )
             touchdown = (status[i] == LIFTED) & search.below
             # InContact with a zero-length curve: lift off if both neighbours are above P.
             liftoff = (
@@ -124,10 +137,13 @@ def apply_correction(
     c: Float[Array, "4"],
     accuracy: float | Float[Array, ""],
     integrator: GeodesicIntegrator | None = None,
+    moves: Bool[Array, ""] | None = None,
 ) -> Geodesic:
     """Natural geodesic correction (docs/cable.md#natural-geodesic-corrections): displace P
     along t and b, turn the start tangent about n, change the length; then reshoot on
-    `surface` (with `integrator`, the surface's default if None)."""
+    `surface` (with `integrator`, the surface's default if None). With `moves` given, a
+    numerically shot geodesic is only integrated where it is True (elsewhere the result
+    is meant to be discarded; docs/performance.md#idle-curves)."""
     g = geodesic
     new_length = g.arc_length + c[3]
     # A negative length is clamped to 0, its excess spread over P and Q.
@@ -137,6 +153,10 @@ def apply_correction(
     w = (g.curvatures_P[0] * c0 - g.torsion_P * c[1]) * b - c[2] * n
     tangent = t + jnp.cross(w, t)
     length = jnp.where(new_length > 0, new_length, 0.0)
+    if moves is not None and type(surface).shoot_geodesic is AbstractSurface.shoot_geodesic:
+        return shoot_numerically(
+            surface, point, tangent, length, accuracy=accuracy, integrator=integrator, integrate=moves
+        )
     return surface.shoot_geodesic(point, tangent, length, accuracy=accuracy, integrator=integrator)
 
 
@@ -236,56 +256,203 @@ class SolverCarry(eqx.Module):
     geodesic_failed: Bool[Array, " n"]
 
 
+def _solver_body(cable: AbstractCableSpan, scene: Scene, carry: SolverCarry) -> SolverCarry:
+    """One iteration of the loop (module docstring) for one lane; the identity on a lane
+    whose legs are all finished."""
+    n = cable.num_obstacles
+    leg_of = jnp.array(cable.leg_of_obstacle(), int).reshape(n)
+    num_legs = len(cable.legs())
+    dtype = scene.origin.dtype
+    state, inside = update_status(cable, scene, carry.state, carry.done)
+    inside = jnp.where(carry.done[leg_of], carry.inside, inside) if n else inside
+    ev = evaluate(cable, scene, state)
+    smoothness = jnp.where(carry.done, carry.smoothness, ev.smoothness)
+    # A curve that lifted off in this update was not searched for touchdown on its new
+    # straight line: its leg is not finished before the next update has done that
+    # (docs/cable.md#touchdown-and-liftoff). Simbody stops here; the extra update
+    # applies no correction and is not counted.
+    lifted_off = (carry.state.status == IN_CONTACT) & (state.status == LIFTED)
+    recheck = jnp.zeros(num_legs, bool).at[leg_of].max(lifted_off) if n else jnp.zeros(num_legs, bool)
+    smooth = ev.smoothness <= cable.settings.smoothness_tolerance
+    finished = carry.done | (smooth & ~recheck) | (carry.iterations >= cable.settings.max_iterations)
+    stepping = ~finished  # legs that take a correction this iteration
+    weight = jnp.where(stepping[leg_of], ev.smoothness[leg_of], 0.0) if n else jnp.zeros(0, dtype)
+    c = limit_step(cable, ev, solver_step(cable, ev, weight)) if n else jnp.zeros((0, 4), dtype)
+    geodesics = list(state.geodesics)
+    failed = list(carry.geodesic_failed[i] for i in range(n))
+    accuracy = cable.settings.curve_segment_accuracy
+    for i in range(n):
+        moves = stepping[leg_of[i]] & ev.neighbours.active[i]
+        corrected = apply_correction(cable.obstacles[i].surface, geodesics[i], c[i], accuracy, moves=moves)
+        geodesics[i] = select(moves, corrected, geodesics[i])
+        failed[i] = failed[i] | (moves & (corrected.result != RESULTS.successful))
+    state = dataclasses.replace(state, geodesics=tuple(geodesics))
+    failed = jnp.stack(failed) if n else carry.geodesic_failed
+    # A leg whose geodesic failed stops: its state holds NaN from here on.
+    finished = finished | jnp.zeros(num_legs, bool).at[leg_of].max(failed) if n else finished
+    counted = stepping & ~smooth
+    return SolverCarry(state, carry.iterations + counted.astype(jnp.int32), finished, smoothness, inside, failed)
+
+
+def _initial_carry(cable: AbstractCableSpan, scene: Scene, state0: CurveState, frozen: Bool[Array, " legs"]):
+    n, num_legs = cable.num_obstacles, len(cable.legs())
+    return SolverCarry(
+        state0,
+        jnp.zeros(num_legs, jnp.int32),
+        frozen,
+        jnp.zeros(num_legs, scene.origin.dtype),
+        jnp.zeros(n, bool),
+        jnp.zeros(n, bool),
+    )
+
+
+def _unfinished(carry: SolverCarry) -> Int[Array, ""]:
+    """The number of lanes (leading axis) with a leg not yet finished."""
+    return jnp.sum(~jnp.all(carry.done, axis=-1))
+
+
+#: Lane compaction (docs/performance.md#lane-compaction): a batch of at least
+#: COMPACT_FROM lanes is solved in a buffer of 1/BUFFER_FRACTION of its lanes (at least
+#: COMPACT_FROM / 2), refilled as lanes finish.
+COMPACT_FROM = 128
+BUFFER_FRACTION = 4
+
+
+def buffer_size(size: int) -> int:
+    """The number of lanes the solver loop iterates at once for a batch of `size`."""
+    if size < COMPACT_FROM:
+        return size
+    return max(COMPACT_FROM // 2, size // BUFFER_FRACTION)
+
+
+def _compacted_loop(static, args, batched, size: int) -> SolverCarry:
+    """The solver loop over `size` lanes (`args` = (cable arrays, scene, state0, frozen),
+    batched along axis 0 where `batched` says True), with lane compaction.
+
+    The loop iterates a buffer of `buffer_size` slots, each holding one lane. After every
+    iteration the slots are written back to the batch, and each slot whose lane has
+    finished takes the next lane not yet started. The loop ends when every lane has
+    been started and every slot is finished. A batch of ``B`` lanes needing ``n_b``
+    iterations each costs about ``Σ n_b / M`` buffer iterations plus the tail of the
+    slowest lanes, instead of ``B · max n_b`` lane iterations; and the loop body is
+    compiled once, at the buffer's size."""
+    dyn, scene, state0, frozen = args
+    axes = jax.tree.map(lambda b: 0 if b else None, batched)
+
+    def init(d, sc, s0, fr):
+        return _initial_carry(eqx.combine(d, static), sc, s0, fr)
+
+    def step(d, sc, carry):
+        body = jax.vmap(lambda d, sc, c: _solver_body(eqx.combine(d, static), sc, c), in_axes=(axes[0], axes[1], 0))
+        return body(d, sc, carry)
+
+    carry = jax.vmap(init, in_axes=axes, axis_size=size)(dyn, scene, state0, frozen)
+    slots = buffer_size(size)
+    if slots == size:
+        return jax.lax.while_loop(lambda c: _unfinished(c) > 0, lambda c: step(dyn, scene, c), carry)
+
+    def inputs(ids):
+        def take(x, is_batched):
+            return x[ids] if is_batched else x
+
+        return jax.tree.map(take, dyn, batched[0]), jax.tree.map(take, scene, batched[1])
+
+    def gather(full, ids):
+        return jax.tree.map(lambda x: x[ids], full)
+
+    def scatter(full, ids, part):
+        return jax.tree.map(lambda x, y: x.at[ids].set(y), full, part)
+
+    def unfinished(loop):
+        _, _, started, buffer = loop
+        return (started < size) | (_unfinished(buffer) > 0)
+
+    def iterate(loop):
+        full, ids, started, buffer = loop
+        buffer = step(*inputs(ids), buffer)
+        full = scatter(full, ids, buffer)
+        # Finished slots take the next lanes in order (ids stay distinct: a new id was
+        # never held before); a slot with no lane left keeps its finished one, which
+        # the loop body leaves as it is.
+        finished = jnp.all(buffer.done, axis=-1)
+        new_ids = started + jnp.cumsum(finished) - 1
+        refill = finished & (new_ids < size)
+        ids = jnp.where(refill, new_ids, ids)
+        return full, ids, started + jnp.sum(refill), gather(full, ids)
+
+    ids = jnp.arange(slots)
+    loop = (carry, ids, jnp.asarray(slots), gather(carry, ids))
+    full, _, _, _ = jax.lax.while_loop(unfinished, iterate, loop)
+    return full
+
+
 def run_solver(
     cable: AbstractCableSpan, scene: Scene, state0: CurveState, frozen: Bool[Array, " legs"] | None = None
 ) -> SolverCarry:
     """Iterate from `state0` until every leg is smooth or out of budget (no derivatives).
     Legs marked `frozen` are left as they are (no iterations; a loop with every leg frozen
-    runs no iteration at all, also under `vmap` when every lane is)."""
-    n = cable.num_obstacles
-    leg_of = jnp.array(cable.leg_of_obstacle(), int).reshape(n)
-    num_legs = len(cable.legs())
-    tol = cable.settings.smoothness_tolerance
-    max_iterations = cable.settings.max_iterations
-    accuracy = cable.settings.curve_segment_accuracy
-    dtype = scene.origin.dtype
+    runs no iteration at all, also under `vmap` when every lane is).
 
-    def body(carry: SolverCarry) -> SolverCarry:
-        state, inside = update_status(cable, scene, carry.state, carry.done)
-        inside = jnp.where(carry.done[leg_of], carry.inside, inside) if n else inside
-        ev = evaluate(cable, scene, state)
-        smoothness = jnp.where(carry.done, carry.smoothness, ev.smoothness)
-        # A curve that lifted off in this update was not searched for touchdown on its new
-        # straight line: its leg is not finished before the next update has done that
-        # (docs/cable.md#touchdown-and-liftoff). Simbody stops here; the extra update
-        # applies no correction and is not counted.
-        lifted_off = (carry.state.status == IN_CONTACT) & (state.status == LIFTED)
-        recheck = jnp.zeros(num_legs, bool).at[leg_of].max(lifted_off) if n else jnp.zeros(num_legs, bool)
-        smooth = ev.smoothness <= tol
-        finished = carry.done | (smooth & ~recheck) | (carry.iterations >= max_iterations)
-        stepping = ~finished  # legs that take a correction this iteration
-        weight = jnp.where(stepping[leg_of], ev.smoothness[leg_of], 0.0) if n else jnp.zeros(0, dtype)
-        c = limit_step(cable, ev, solver_step(cable, ev, weight)) if n else jnp.zeros((0, 4), dtype)
-        geodesics = list(state.geodesics)
-        failed = list(carry.geodesic_failed[i] for i in range(n))
-        for i in range(n):
-            moves = stepping[leg_of[i]] & ev.neighbours.active[i]
-            corrected = apply_correction(cable.obstacles[i].surface, geodesics[i], c[i], accuracy)
-            geodesics[i] = select(moves, corrected, geodesics[i])
-            failed[i] = failed[i] | (moves & (corrected.result != RESULTS.successful))
-        state = dataclasses.replace(state, geodesics=tuple(geodesics))
-        failed = jnp.stack(failed) if n else carry.geodesic_failed
-        # A leg whose geodesic failed stops: its state holds NaN from here on.
-        finished = finished | jnp.zeros(num_legs, bool).at[leg_of].max(failed) if n else finished
-        counted = stepping & ~smooth
-        return SolverCarry(state, carry.iterations + counted.astype(jnp.int32), finished, smoothness, inside, failed)
+    Under `jax.vmap` the batched loop compacts its lanes (`_compacted_loop`,
+    docs/performance.md#lane-compaction); the results are those of each lane alone."""
+    frozen = jnp.zeros(len(cable.legs()), bool) if frozen is None else frozen
+    dyn, static = eqx.partition(cable, eqx.is_array)
 
-    carry0 = SolverCarry(
-        state0,
-        jnp.zeros(num_legs, jnp.int32),
-        jnp.zeros(num_legs, bool) if frozen is None else frozen,
-        jnp.zeros(num_legs, dtype),
-        jnp.zeros(n, bool),
-        jnp.zeros(n, bool),
-    )
-    return jax.lax.while_loop(lambda c: ~jnp.all(c.done), body, carry0)
+    @jax.custom_batching.custom_vmap
+    def solve(dyn, scene, state0, frozen):
+        c = eqx.combine(dyn, static)
+        return jax.lax.while_loop(
+            lambda carry: ~jnp.all(carry.done),
+            lambda carry: _solver_body(c, scene, carry),
+            _initial_carry(c, scene, state0, frozen),
+        )
+
+    @solve.def_vmap
+    def _batched(axis_size, in_batched, dyn, scene, state0, frozen):
+        carry = _compacted_loop(static, (dyn, scene, state0, frozen), tuple(in_batched), axis_size)
+        return carry, jax.tree.map(lambda _: True, carry)
+
+    return solve(dyn, scene, state0, frozen)
+
+
+def run_solver_stack(
+    cable: AbstractCableSpan, scene: Scene, states: CurveState, frozen: Bool[Array, "K legs"]
+) -> SolverCarry:
+    """`run_solver` for a stack of ``K`` starts of one cable in one scene (leading axis
+    of `states` and `frozen`), as ``jax.vmap(run_solver, in_axes=(None, None, 0, 0))``.
+    Under an outer `jax.vmap` over ``B`` scenes the ``B·K`` solves are compacted as one
+    batch (docs/performance.md#lane-compaction), not ``K`` at a time."""
+    dyn, static = eqx.partition(cable, eqx.is_array)
+    size = frozen.shape[0]
+
+    def flags(tree, value):
+        return jax.tree.map(lambda _: value, tree)
+
+    @jax.custom_batching.custom_vmap
+    def solve(dyn, scene, states, frozen):
+        batched = (flags(dyn, False), flags(scene, False), flags(states, True), flags(frozen, True))
+        return _compacted_loop(static, (dyn, scene, states, frozen), batched, size)
+
+    @solve.def_vmap
+    def _batched(axis_size, in_batched, dyn, scene, states, frozen):
+        # Lane b * K + k is start k of batch element b.
+        def per_scene(x, is_batched):
+            return jnp.repeat(x, size, axis=0) if is_batched else x
+
+        def per_start(x, is_batched):
+            x = x if is_batched else jnp.broadcast_to(x, (axis_size, *x.shape))
+            return x.reshape(axis_size * size, *x.shape[2:])
+
+        dyn_b, scene_b, states_b, frozen_b = in_batched
+        args = (
+            jax.tree.map(per_scene, dyn, dyn_b),
+            jax.tree.map(per_scene, scene, scene_b),
+            jax.tree.map(per_start, states, states_b),
+            per_start(frozen, frozen_b),
+        )
+        batched = (dyn_b, scene_b, flags(states, True), True)
+        carry = _compacted_loop(static, args, batched, axis_size * size)
+        carry = jax.tree.map(lambda x: x.reshape(axis_size, size, *x.shape[1:]), carry)
+        return carry, flags(carry, True)
+
+    return solve(dyn, scene, states, frozen)

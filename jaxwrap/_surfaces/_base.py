@@ -16,6 +16,7 @@ solver relies on:
 
 import abc
 from collections.abc import Sequence
+from typing import ClassVar
 
 import equinox as eqx
 import jax
@@ -40,7 +41,12 @@ class AbstractSurface(eqx.Module):
     forms and `shoot_geodesic`/`geodesic_points`/`project` where the geometry allows.
     Every method works on a single point; use `jax.vmap` for batches (over points and
     over the surface's own array parameters alike).
+
+    The class variable `geodesic_loop` ("diffrax" here) picks the loop of numerically
+    shot geodesics when the `GeodesicIntegrator` leaves it open.
     """
+
+    geodesic_loop: ClassVar[str] = "diffrax"
 
     @abc.abstractmethod
     def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:

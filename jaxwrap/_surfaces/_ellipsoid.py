@@ -1,5 +1,7 @@
 """`Ellipsoid`: axis-aligned ellipsoid; geodesics are integrated numerically."""
 
+from typing import ClassVar
+
 import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
@@ -11,13 +13,16 @@ from ._base import AbstractSurface
 class Ellipsoid(AbstractSurface):
     """Ellipsoid with semi-axes (r₁, r₂, r₃) along the axes of S; f = 1 - Σ xᵢ²/rᵢ².
 
-    Gradient and Hessian are closed form; geodesics use the diffrax shooter of
-    `AbstractSurface.shoot_geodesic`.
+    Gradient and Hessian are closed form; geodesics are integrated numerically
+    (`AbstractSurface.shoot_geodesic`) in the fused loop by default.
 
     **Arguments:**
 
     - `radii`: (3,) semi-axes, all > 0.
     """
+
+    # The lean fused geodesic loop (docs/performance.md#fused-geodesic-loop).
+    geodesic_loop: ClassVar[str] = "fused"
 
     radii: Float[Array, "3"] = eqx.field(converter=lambda r: as_vector(r, 3, "Ellipsoid radii"))
 

@@ -38,7 +38,11 @@ Design decisions:
   that lane only.
 - **Batching:** under `vmap` the adaptive loop runs every lane until the slowest lane
   has finished (lanes that are done idle), so a batch costs as much as its longest /
-  most curved member times the batch size.
+  most curved member times the batch size; lanes shot with `integrate=False` take no
+  step (docs/performance.md#idle-curves).
+- **Two loops:** `diffrax.diffeqsolve`, or `_fused_solve`, a lean `lax.while_loop` over
+  the same tableau and controller (docs/performance.md#fused-geodesic-loop), the
+  default for `Ellipsoid` and `Torus` (`GeodesicIntegrator.loop`).
 """
 
 import functools
@@ -50,7 +54,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
-from jaxtyping import Array, ArrayLike, Float, Int, Real
+from jaxtyping import Array, ArrayLike, Bool, Float, Int, Real
 
 from .._implicit import implicit_jvp
 from .._misc import positive_or_one
@@ -69,12 +73,34 @@ class GeodesicIntegrator(eqx.Module):
     - `adjoint`: `None` for the forward-sensitivity rule described in this module (both
       differentiation modes, vmap-friendly), or any `diffrax.AbstractAdjoint`, used as is.
     - `projection_iterations`: Newton steps of the coordinate projection after each step.
+    - `loop`: which loop steps the solver. ``"diffrax"``: `diffrax.diffeqsolve` (any
+      adaptive solver and adjoint); ``"fused"``: jaxwrap's lean loop over the solver's
+      Butcher tableau, same numerics, several times faster under `vmap`
+      (docs/performance.md#fused-geodesic-loop; explicit Runge-Kutta solvers only, no
+      `adjoint` but `diffrax.ForwardMode`); ``None`` (default): the surface's choice, "fused" for `Ellipsoid` and
+      `Torus`, "diffrax" for every other surface.
     """
 
     solver: diffrax.AbstractAdaptiveSolver = diffrax.Tsit5()
     max_steps: int = eqx.field(static=True, default=4096)
     adjoint: diffrax.AbstractAdjoint | None = None
     projection_iterations: int = eqx.field(static=True, default=2)
+    loop: str | None = eqx.field(static=True, default=None)
+
+    def __check_init__(self):
+        if self.loop not in (None, "fused", "diffrax"):
+            raise ValueError(f"GeodesicIntegrator.loop must be None, 'fused' or 'diffrax', got {self.loop!r}")
+        if self.loop == "fused":
+            if self.adjoint is not None and not isinstance(self.adjoint, diffrax.ForwardMode):
+                raise ValueError(
+                    "GeodesicIntegrator(loop='fused') takes no adjoint but diffrax.ForwardMode (plain forward "
+                    "mode through the loop); use loop='diffrax' for another"
+                )
+            if not isinstance(self.solver, diffrax.AbstractERK):
+                raise ValueError(
+                    f"GeodesicIntegrator(loop='fused') needs an explicit Runge-Kutta solver with an error "
+                    f"estimate (e.g. diffrax.Tsit5, Dopri5, Dopri8), got {type(self.solver).__name__}"
+                )
 
 
 def geodesic_vector_field(sigma, y: Float[Array, "10"], args) -> Float[Array, "10"]:
@@ -193,15 +219,18 @@ class _Solved(eqx.Module):
     result: RESULTS
 
 
-def _solve(surface, y0, length, accuracy, ts, integrator, adjoint) -> _Solved:
-    """The diffrax solve; failures become NaN states and `RESULTS.geodesic_failed`."""
+def _solve(surface, y0, length, accuracy, ts, integrator, adjoint, integrate=None) -> _Solved:
+    """The diffrax solve; failures become NaN states and `RESULTS.geodesic_failed`.
+    Where `integrate` is False the interval is empty: no step is taken and the start
+    state is returned (the solver loop's curves that do not move this iteration)."""
     dtype = y0.dtype
     saveat = diffrax.SaveAt(t1=True) if ts is None else diffrax.SaveAt(ts=ts)
+    t1 = jnp.ones((), dtype) if integrate is None else jnp.where(integrate, 1.0, 0.0).astype(dtype)
     sol = diffrax.diffeqsolve(
         diffrax.ODETerm(geodesic_vector_field),
         _OnSurface(_for_adjoint(integrator.solver, adjoint), integrator.projection_iterations),
         t0=jnp.zeros((), dtype),
-        t1=jnp.ones((), dtype),
+        t1=t1,
         dt0=None,
         y0=y0,
         args=(surface, length),
@@ -221,18 +250,112 @@ def _solve(surface, y0, length, accuracy, ts, integrator, adjoint) -> _Solved:
     )
 
 
+def _fused_solve(surface, y0, length, accuracy, integrator, integrate=None) -> _Solved:
+    """The geodesic ODE on [0, 1] with the integrator's explicit Runge-Kutta tableau,
+    stepped by a plain `lax.while_loop` whose carry is only (σ, dσ, y, f(y), steps)
+    (docs/performance.md#fused-geodesic-loop).
+
+    The same numerics as the diffrax solve: the tableau, error estimate, first-same-as-
+    last stage, Hairer's initial step, the integral controller (safety 0.9, factors 0.2
+    and 10, no growth after a rejection), `_effective_accuracy` in the max norm,
+    projection after every accepted step. What it saves is diffrax's general loop state
+    (dense output, save buffers, event and progress machinery), which under `vmap` is
+    copied through a `select` at every step of every lane.
+
+    Step sizes carry no derivative (as in diffrax); forward mode through the loop gives
+    the derivatives of the discrete solution."""
+    tableau = integrator.solver.tableau
+    a_rows = [np.asarray(a, float) for a in tableau.a_lower]
+    b_sol, b_err = np.asarray(tableau.b_sol, float), np.asarray(tableau.b_error, float)
+    error_order = integrator.solver.error_order(diffrax.ODETerm(geodesic_vector_field))
+    dtype = y0.dtype
+    atol = _effective_accuracy(accuracy, dtype, surface)
+    t_end = jnp.ones((), dtype) if integrate is None else jnp.where(integrate, 1.0, 0.0).astype(dtype)
+
+    def field(y):
+        return geodesic_vector_field(None, y, (surface, length))
+
+    def norm(x):
+        return jnp.max(jnp.abs(x) / jax.lax.stop_gradient(atol))
+
+    # Hairer's initial step (as diffrax's `PIDController` chooses it, rtol = 0).
+    f0 = field(y0)
+    d0, d1 = jax.lax.stop_gradient((norm(y0), norm(f0)))
+    small = (d0 < 1e-5) | (d1 < 1e-5)
+    h0 = jnp.where(small, 1e-6, 0.01 * d0 / jnp.where(small, 1.0, d1))
+    d2 = jax.lax.stop_gradient(norm(field(y0 + h0 * f0) - f0) / h0)
+    max_d = jnp.maximum(d1, d2)
+    h1 = jnp.where(
+        max_d <= 1e-15, jnp.maximum(1e-6, h0 * 1e-3), (0.01 / jnp.where(max_d > 0, max_d, 1.0)) ** (1 / error_order)
+    )
+    dt0 = jnp.minimum(100 * h0, h1).astype(dtype)
+
+    def step(carry):
+        t, dt, y, f, steps, ok = carry
+        last = dt >= t_end - t
+        h = jnp.where(last, t_end - t, dt)
+        ks = [f]
+        for row in a_rows:
+            ks.append(field(y + h * sum(float(a) * k for a, k in zip(row, ks) if a != 0)))
+        y1 = y + h * sum(float(b) * k for b, k in zip(b_sol, ks) if b != 0)
+        error = h * sum(float(e) * k for e, k in zip(b_err, ks) if e != 0)
+        finite = jnp.all(jnp.isfinite(y1)) & jnp.all(jnp.isfinite(error))
+        scaled = jax.lax.stop_gradient(norm(error))
+        accept = finite & (scaled < 1)
+        inverse = jnp.where(scaled > 0, 1 / jnp.where(scaled > 0, scaled, 1.0), jnp.inf)
+        factor = jnp.clip(0.9 * inverse ** (1 / error_order), 0.2, jnp.where(accept, 10.0, 0.9))
+        f1 = ks[-1] if tableau.fsal else field(y1)
+        projected = _project_state(surface, y1, integrator.projection_iterations)
+        return (
+            jnp.where(accept, jnp.where(last, t_end, t + h), t),
+            jax.lax.stop_gradient(h * factor),
+            jnp.where(accept, projected, y),
+            jnp.where(accept, f1, f),
+            steps + 1,
+            ok & finite,
+        )
+
+    def unfinished(carry):
+        t, _, _, _, steps, ok = carry
+        return (t < t_end) & (steps < integrator.max_steps) & ok
+
+    zero = jnp.zeros((), dtype)
+    t, _, y1, _, steps, ok = jax.lax.while_loop(
+        unfinished, step, (zero, dt0, y0, f0, jnp.zeros((), jnp.int32), jnp.ones((), bool))
+    )
+    ok = ok & (t >= t_end) & jnp.all(jnp.isfinite(y1))
+    return _Solved(
+        ys=jnp.where(ok, y1, jnp.nan)[None],
+        num_steps=jax.lax.stop_gradient(steps),
+        result=RESULTS.where(ok, RESULTS.successful, RESULTS.geodesic_failed),
+    )
+
+
+def _uses_fused_loop(surface, integrator, ts) -> bool:
+    """Whether a shot takes `_fused_solve`: no samples asked, no adjoint but plain
+    forward mode (which the fused loop is, under `jax.jvp`), and the integrator's
+    `loop` (or the surface's `geodesic_loop` when it is None) is "fused"."""
+    loop = integrator.loop if integrator.loop is not None else getattr(surface, "geodesic_loop", "diffrax")
+    adjoint_ok = integrator.adjoint is None or isinstance(integrator.adjoint, diffrax.ForwardMode)
+    return ts is None and adjoint_ok and loop == "fused"
+
+
 def _forward_sensitivity_solve(_, inputs, *, integrator):
-    surface, y0, length, accuracy, ts = inputs
-    return (), _solve(surface, y0, length, accuracy, ts, integrator, diffrax.ForwardMode())
+    surface, y0, length, accuracy, ts, integrate = inputs
+    if _uses_fused_loop(surface, integrator, ts):
+        return (), _fused_solve(surface, y0, length, accuracy, integrator, integrate)
+    return (), _solve(surface, y0, length, accuracy, ts, integrator, diffrax.ForwardMode(), integrate)
 
 
-def _differentiable_solve(surface, y0, length, *, accuracy, integrator, ts) -> _Solved:
+def _differentiable_solve(surface, y0, length, *, accuracy, integrator, ts, integrate=None) -> _Solved:
     """`_solve`, differentiated by forward sensitivities (module docstring) unless the
     integrator names its own diffrax adjoint."""
     if integrator.adjoint is not None:
-        return _solve(surface, y0, length, accuracy, ts, integrator, integrator.adjoint)
+        if _uses_fused_loop(surface, integrator, ts):  # plain forward mode through the loop
+            return _fused_solve(surface, y0, length, accuracy, integrator, integrate)
+        return _solve(surface, y0, length, accuracy, ts, integrator, integrator.adjoint, integrate)
     rule = functools.partial(_forward_sensitivity_solve, integrator=integrator)
-    inputs = (surface, y0, length, jnp.asarray(accuracy, y0.dtype), ts)
+    inputs = (surface, y0, length, jnp.asarray(accuracy, y0.dtype), ts, integrate)
     _, solved = implicit_jvp(lambda x: rule((), x), rule, inputs, materialize=True)
     return solved
 
@@ -250,6 +373,7 @@ def shoot_numerically(
     *,
     accuracy: Real[ArrayLike, ""] | Sequence = 1e-9,
     integrator: GeodesicIntegrator | None = None,
+    integrate: Bool[Array, ""] | None = None,
 ) -> Geodesic:
     """Shoot a geodesic on any surface by integrating the geodesic ODE (see module doc).
 
@@ -263,6 +387,10 @@ def shoot_numerically(
       `curve_segment_accuracy` where ℓ = 1; docs/cable.md#scale), default 1e-9; floored
       at 100 ulp of the working dtype. Traced: a new value does not recompile.
     - `integrator`: `GeodesicIntegrator` settings.
+    - `integrate`: where False, no step is taken and the end state is the start's (the
+      result is wrong unless it is discarded); for the cable solver, whose batched
+      loop would otherwise integrate every curve to the length of the longest one that
+      moves (docs/performance.md#idle-curves). No derivative flows through it.
 
     **Returns:**
 
@@ -270,7 +398,11 @@ def shoot_numerically(
     """
     integrator = GeodesicIntegrator() if integrator is None else integrator
     y0, length = _prepare(surface, point, tangent, length)
-    solved = _differentiable_solve(surface, y0, length, accuracy=accuracy, integrator=integrator, ts=None)
+    if integrate is not None:
+        integrate = jax.lax.stop_gradient(jnp.asarray(integrate, bool))
+    solved = _differentiable_solve(
+        surface, y0, length, accuracy=accuracy, integrator=integrator, ts=None, integrate=integrate
+    )
     y1 = solved.ys[-1]
     return make_geodesic(
         surface,

@@ -1,5 +1,7 @@
 """`Torus`: torus about local z; geodesics are integrated numerically."""
 
+from typing import ClassVar
+
 import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
@@ -20,6 +22,9 @@ class Torus(AbstractSurface):
     - `ring_radius`: R > 0.
     - `tube_radius`: 0 < a < R.
     """
+
+    # The lean fused geodesic loop (docs/performance.md#fused-geodesic-loop).
+    geodesic_loop: ClassVar[str] = "fused"
 
     ring_radius: Float[Array, ""] = eqx.field(converter=lambda r: as_scalar(r, "Torus ring_radius"))
     tube_radius: Float[Array, ""] = eqx.field(converter=lambda r: as_scalar(r, "Torus tube_radius"))

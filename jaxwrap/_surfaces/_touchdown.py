@@ -69,6 +69,8 @@ def nearest_point_on_line(
     b: Real[ArrayLike, "3"] | Sequence,
     guess: Real[ArrayLike, "3"] | Sequence,
     search: TouchdownSearch = TouchdownSearch(),
+    *,
+    active: Bool[Array, ""] | None = None,
 ) -> NearestPointOnLine:
     """Simbody's `calcNearestPointOnLineImplicitly`, branch-free.
 
@@ -81,8 +83,11 @@ def nearest_point_on_line(
 
     stopping with `below` as soon as c(α) < eps (the line touches the surface) or with
     `converged` when |Δα| < tolerance. A degenerate segment (|d|² < eps) returns A with
-    `below = f(A) > 0`. The loop has a static trip count (finished lanes idle), so it
-    works under `vmap` and reverse-mode differentiation.
+    `below = f(A) > 0`. The loop stops when every lane has finished (under `vmap`,
+    finished lanes idle), at most `max_iterations` iterations. It runs without
+    derivatives: `alpha`, `below` and `converged` are piecewise constant in practice,
+    and `point` moves with the segment at the found α (``A + α(B - A)`` with α fixed),
+    so `jax.grad` of anything built on the result works.
 
     **Arguments:**
 
@@ -90,13 +95,20 @@ def nearest_point_on_line(
     - `a`, `b`: segment end points A and B.
     - `guess`: previous tracking point (any point; only its projection on the line is used).
     - `search`: a `TouchdownSearch` (Simbody's constants by default).
+    - `active`: where False, no iteration is taken (the result, at the guess's
+      projection, is meant to be discarded): the cable solver searches only its lifted
+      curves, and a batched loop would otherwise run to the slowest search of any curve.
 
     **Returns:**
 
     A `NearestPointOnLine`.
     """
     dtype = jnp.result_type(a, b, guess, float)
-    a, b, guess = (jnp.asarray(v, dtype) for v in (a, b, guess))
+    a_diff, b_diff = (jnp.asarray(v, dtype) for v in (a, b))
+    surface, search, a, b, guess = jax.tree.map(
+        lambda x: jax.lax.stop_gradient(x) if eqx.is_array(x) else x,
+        (surface, search, a_diff, b_diff, jnp.asarray(guess, dtype)),
+    )
     eps = jnp.finfo(dtype).eps
     d = b - a
     dd = jnp.dot(d, d)
@@ -105,7 +117,7 @@ def nearest_point_on_line(
     alpha0 = jnp.clip(-jnp.dot(d, a - guess) / dd_safe, 0, 1)
     alpha0 = jnp.where(degenerate, 0, alpha0)
 
-    def body(_, state):
+    def body(state):
         alpha, done, below, converged, count = state
         x = a + alpha * d
         c = -surface.implicit(x)
@@ -125,11 +137,14 @@ def nearest_point_on_line(
         return alpha, done, below, converged, count
 
     false = jnp.zeros((), bool)
-    init = (alpha0, degenerate, false, degenerate, jnp.zeros((), jnp.int32))
-    alpha, _, below, converged, count = jax.lax.fori_loop(0, search.max_iterations, body, init)
+    skip = degenerate if active is None else degenerate | ~jax.lax.stop_gradient(active)
+    init = (alpha0, skip, false, degenerate, jnp.zeros((), jnp.int32))
+    alpha, _, below, converged, count = jax.lax.while_loop(
+        lambda state: ~state[1] & (state[4] < search.max_iterations), body, init
+    )
     below = jnp.where(degenerate, surface.implicit(a) > 0, below)
     return NearestPointOnLine(
-        point=a + alpha * d,
+        point=a_diff + alpha * (b_diff - a_diff),
         alpha=alpha,
         below=below,
         converged=converged,

@@ -1,0 +1,125 @@
+"""The fused geodesic loop (docs/performance.md#fused-geodesic-loop) against diffrax's
+`diffeqsolve` with the same tableau and controller: end states, Jacobi scalars,
+derivatives, failures, idle (not integrated) lanes, and the integrator's validation."""
+
+import diffrax
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxwrap as jw
+from jaxwrap._surfaces._geodesic_ode import shoot_numerically
+
+SURFACES = {
+    "ellipsoid": jw.Ellipsoid(jnp.array([1.2, 0.7, 0.9])),
+    "torus": jw.Torus(0.6, 0.4),
+    "implicit sphere": jw.ImplicitSurface(lambda x, p: 1 - jnp.dot(x, x) / p**2, 0.8),
+}
+B = 48
+
+
+@pytest.fixture(scope="module")
+def starts():
+    key = jax.random.split(jax.random.PRNGKey(7), 3)
+    points = jax.random.normal(key[0], (B, 3))
+    tangents = jax.random.normal(key[1], (B, 3))
+    lengths = jax.random.uniform(key[2], (B,), minval=0.0, maxval=2.5).at[0].set(0.0)
+    return points, tangents, lengths
+
+
+def _shoot(surface, loop, accuracy, solver=diffrax.Tsit5()):
+    integrator = jw.GeodesicIntegrator(solver=solver, loop=loop)
+    return jax.jit(jax.vmap(lambda p, t, l: surface.shoot_geodesic(p, t, l, accuracy=accuracy, integrator=integrator)))
+
+
+@pytest.mark.parametrize("name", list(SURFACES))
+def test_fused_matches_diffrax(name, starts):
+    surface = SURFACES[name]
+    reference = _shoot(surface, "diffrax", 1e-14, diffrax.Dopri8())(*starts)
+    diffrax_loop = _shoot(surface, "diffrax", 1e-10)(*starts)
+    fused = _shoot(surface, "fused", 1e-10)(*starts)
+    assert bool(jnp.all(fused.result == jw.RESULTS.successful))
+    err_fused = jnp.max(jnp.abs(fused.p_SQ - reference.p_SQ))
+    err_diffrax = jnp.max(jnp.abs(diffrax_loop.p_SQ - reference.p_SQ))
+    # The same method to the same tolerance: the same global error, within a factor.
+    assert float(err_fused) <= 3 * float(err_diffrax) + 1e-12
+    np.testing.assert_allclose(fused.jacobi_Q, reference.jacobi_Q, atol=5e-7)
+    np.testing.assert_allclose(fused.R_SQ, reference.R_SQ, atol=5e-7)
+    # Steps: the same controller (the last step is clipped slightly differently).
+    steps_f, steps_d = np.asarray(fused.num_steps, float), np.asarray(diffrax_loop.num_steps, float)
+    assert abs(steps_f.mean() - steps_d.mean()) <= 0.1 * steps_d.mean()
+
+
+def test_default_loop_per_surface():
+    assert jw.Ellipsoid(jnp.ones(3)).geodesic_loop == "fused"
+    assert jw.Torus(2.0, 0.5).geodesic_loop == "fused"
+    assert jw.ImplicitSurface(lambda x, p: 1 - jnp.dot(x, x) / p**2, 1.0).geodesic_loop == "diffrax"
+
+
+@pytest.mark.parametrize("name", ["ellipsoid", "torus"])
+def test_fused_derivatives_match_diffrax_and_finite_differences(name, starts):
+    surface = SURFACES[name]
+    points, tangents, lengths = (x[:6] for x in starts)
+    weights = jnp.array([1.0, -2.0, 0.5])
+
+    def value(loop):
+        integrator = jw.GeodesicIntegrator(loop=loop)
+
+        def f(p, t, l):
+            g = surface.shoot_geodesic(p, t, l, accuracy=1e-12, integrator=integrator)
+            return jnp.dot(g.p_SQ, weights) + g.jacobi_Q[0]
+
+        return f
+
+    grads_fused = jax.vmap(jax.grad(value("fused"), argnums=(0, 1, 2)))(points, tangents, lengths)
+    grads_diffrax = jax.vmap(jax.grad(value("diffrax"), argnums=(0, 1, 2)))(points, tangents, lengths)
+    for a, b in zip(grads_fused, grads_diffrax):
+        np.testing.assert_allclose(a, b, atol=1e-8)
+    # d/dlength by central differences of the fused loop itself.
+    f = jax.vmap(value("fused"))
+    h = 1e-5
+    fd = (f(points, tangents, lengths + h) - f(points, tangents, lengths - h)) / (2 * h)
+    np.testing.assert_allclose(grads_fused[2], fd, atol=2e-6)
+
+
+def test_idle_lanes_take_no_step(starts):
+    surface = SURFACES["ellipsoid"]
+    points, tangents, lengths = starts
+    move = jnp.arange(B) % 3 == 0
+    shoot = jax.jit(jax.vmap(lambda p, t, l, m: shoot_numerically(surface, p, t, l, accuracy=1e-10, integrate=m)))
+    g = shoot(points, tangents, lengths, move)
+    full = _shoot(surface, None, 1e-10)(points, tangents, lengths)
+    np.testing.assert_array_equal(np.asarray(g.num_steps)[~np.asarray(move)], 0)
+    np.testing.assert_allclose(g.p_SQ[move], full.p_SQ[move], atol=1e-15)
+    # An idle lane returns its start state (the caller discards it).
+    np.testing.assert_allclose(g.p_SQ[~move], g.p_SP[~move], atol=1e-15)
+
+
+def test_fused_failure_is_reported_not_raised():
+    surface = SURFACES["torus"]
+    integrator = jw.GeodesicIntegrator(max_steps=3, loop="fused")
+    g = jax.jit(
+        lambda: surface.shoot_geodesic(jnp.array([1.0, 0, 0.0]), jnp.array([0.0, 1, 0.3]), 3.0, integrator=integrator)
+    )()
+    assert g.result == jw.RESULTS.geodesic_failed
+    assert bool(jnp.all(jnp.isnan(g.p_SQ)))
+
+
+def test_fused_in_float32():
+    surface = jw.Ellipsoid(jnp.array([1.2, 0.7, 0.9], jnp.float32))
+    p, t = jnp.array([1.2, 0.0, 0.0], jnp.float32), jnp.array([0.0, 1.0, 0.2], jnp.float32)
+    ref = surface.shoot_geodesic(p.astype(float), t.astype(float), 1.5, accuracy=1e-12)
+    g = surface.shoot_geodesic(p, t, jnp.float32(1.5), accuracy=1e-6)
+    assert g.p_SQ.dtype == jnp.float32 and g.result == jw.RESULTS.successful
+    np.testing.assert_allclose(g.p_SQ, ref.p_SQ, atol=2e-5)
+
+
+def test_integrator_validation():
+    with pytest.raises(ValueError, match="loop must be"):
+        jw.GeodesicIntegrator(loop="fast")
+    jw.GeodesicIntegrator(loop="fused", adjoint=diffrax.ForwardMode())
+    with pytest.raises(ValueError, match="takes no adjoint"):
+        jw.GeodesicIntegrator(loop="fused", adjoint=diffrax.RecursiveCheckpointAdjoint())
+    with pytest.raises(ValueError, match="explicit Runge-Kutta"):
+        jw.GeodesicIntegrator(loop="fused", solver=diffrax.Kvaerno5())
