@@ -46,7 +46,6 @@ import numpy as np  # noqa: E402
 import jaxwrap as jw  # noqa: E402
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-import cable_pin  # noqa: E402
 import cable_scenarios as scenarios  # noqa: E402
 from _opensim_cable import opensim_cable_timings  # noqa: E402
 
@@ -60,7 +59,8 @@ OPENSIM_SETTINGS = dict(
 )
 
 
-def _timed(fn, *args, repeats):
+def timed(fn, *args, repeats):
+    """(output, median seconds per call over `repeats`, compile seconds) of a jitted call."""
     start = time.perf_counter()
     out = jax.block_until_ready(fn(*args))
     first = time.perf_counter() - start
@@ -89,9 +89,9 @@ def run_jaxwrap(name: str, batch: int, repeats: int, settings=OPENSIM_SETTINGS) 
     warm = jax.jit(jax.vmap(lambda c, t, s: stats(solve(c, t, s)), in_axes=(None, 0, 0)))
     grad = jax.jit(jax.vmap(jax.grad(lambda t, c: solve(c, t).length), in_axes=(0, None)))
 
-    (length, iterations, converged, state), t_cold, c_cold = _timed(cold, cable, ends, repeats=repeats)
-    (w_length, w_iterations, w_converged, _), t_warm, c_warm = _timed(warm, cable, nearby, state, repeats=repeats)
-    gradients, t_grad, c_grad = _timed(grad, ends, cable, repeats=repeats)
+    (length, iterations, converged, state), t_cold, c_cold = timed(cold, cable, ends, repeats=repeats)
+    (w_length, w_iterations, w_converged, _), t_warm, c_warm = timed(warm, cable, nearby, state, repeats=repeats)
+    gradients, t_grad, c_grad = timed(grad, ends, cable, repeats=repeats)
     return dict(
         cold=t_cold / batch,
         warm=t_warm / batch,
@@ -119,8 +119,8 @@ def candidates_cost(name: str, batch: int, repeats: int) -> dict:
             in_axes=(None, 0),
         )
     )
-    (L_h, ok_h), t_h, _ = _timed(solve, hints, ends, repeats=repeats)
-    (L_c, ok_c), t_c, _ = _timed(solve, candidates, ends, repeats=repeats)
+    (L_h, ok_h), t_h, _ = timed(solve, hints, ends, repeats=repeats)
+    (L_c, ok_c), t_c, _ = timed(solve, candidates, ends, repeats=repeats)
     shortest = jnp.minimum(jnp.where(ok_h, L_h, jnp.inf), jnp.where(ok_c, L_c, jnp.inf))
     return dict(
         hints=t_h / batch,
@@ -202,6 +202,8 @@ def main() -> None:
             f"{100 * r['hints_shortest']:15.2f}% {100 * r['candidates_shortest']:10.2f}%"
         )
     if args.pin:
+        import cable_pin  # noqa: PLC0415  (it imports this module's `timed`)
+
         batch = args.pin_batch or args.batch
         cable_pin.print_header(batch, 64, 64, 0.01)
         cable_pin.run(

@@ -22,7 +22,6 @@ Used by ``benchmarks/cable.py --pin`` and runnable alone:
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -41,22 +40,10 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests" / "reference"))
 import cable_sweeps as sweeps_mod  # noqa: E402
 from _opensim_cable import BuiltScenario, CableProbe, load_opensim  # noqa: E402
+from cable import timed  # noqa: E402
 
 KINDS = ("sphere", "cylinder", "ellipsoid", "torus", "chain")
 MODES = {"simbody": dict(algorithm="scholz2015", cold_start="hints"), "default": {}}
-
-
-def _median_time(fn, *args, repeats):
-    start = time.perf_counter()
-    out = jax.block_until_ready(fn(*args))
-    first = time.perf_counter() - start
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - start)
-    median = statistics.median(times)
-    return out, median, max(first - median, 0.0)
 
 
 def angle_sets(sweep, batch, trajectories, steps, step, seed):
@@ -99,8 +86,8 @@ def jaxwrap_times(sweep, cold_angles, warm_angles, mode, repeats):
 
         return jax.vmap(trajectory)(angles)
 
-    cold_out, t_cold, c_cold = _median_time(cold, cable, jnp.asarray(cold_angles), repeats=repeats)
-    warm_out, t_warm, c_warm = _median_time(warm, cable, jnp.asarray(warm_angles), repeats=repeats)
+    cold_out, t_cold, c_cold = timed(cold, cable, jnp.asarray(cold_angles), repeats=repeats)
+    warm_out, t_warm, c_warm = timed(warm, cable, jnp.asarray(warm_angles), repeats=repeats)
     return dict(
         cold=t_cold / cold_angles.size,
         warm=t_warm / warm_angles.size,

@@ -12,8 +12,8 @@ Each iteration (docs/cable.md#solver-loop), for every leg not yet finished:
    (docs/cable.md#natural-geodesic-corrections).
 
 All obstacles and legs live in fixed-shape arrays with activity masks, so the loop
-batches under `vmap`; a batched loop compacts its unfinished lanes into smaller batches
-so the slowest few do not keep the whole batch iterating
+batches under `vmap`; a batched loop iterates a buffer of lanes refilled as lanes
+finish, so the slowest few do not keep the whole batch iterating
 (docs/performance.md#lane-compaction). Legs are independent: their blocks never couple,
 and a finished leg's state is frozen.
 
