@@ -11,8 +11,9 @@ from one rule, `implicit_jvp`, in the shape of `optimistix.implicit_jvp`:
 - by the implicit function theorem the root moves by
   ``d root = -A⁻¹ (∂residual/∂inputs · d inputs)`` with ``A = ∂residual/∂root`` (autodiff
   of the rewrite by default, or a given operator such as an analytic Jacobian), solved
-  with a lineax solver (SVD by default: the minimum-norm answer when ``A`` is rank
-  deficient), and ``d out = ∂out/∂root · d root + ∂out/∂inputs · d inputs``.
+  by ``A``'s pseudo-inverse (the minimum-norm answer when ``A`` is rank deficient; see
+  `_solve_where_finite` for why not `lineax.linear_solve`), and
+  ``d out = ∂out/∂root · d root + ∂out/∂inputs · d inputs``.
 
 The rewrite is linearised once (`jax.linearize`) and that linear map serves the residual,
 the operator and ``out``, so an expensive ``out`` (a reshot geodesic) is differentiated
@@ -49,7 +50,6 @@ def implicit_jvp(
     inputs: PyTree,
     *,
     operator: Callable[[PyTree, Any], lx.AbstractLinearOperator] | None = None,
-    linear_solver: lx.AbstractLinearSolver = lx.SVD(),
     materialize: bool = False,
 ) -> tuple[PyTree, PyTree]:
     """``fn_primal(inputs)``, with derivatives from the implicit function theorem.
@@ -62,7 +62,6 @@ def implicit_jvp(
     - `inputs`: a pytree; its floating-point arrays may carry tangents.
     - `operator`: optional ``(root, inputs) -> A``, a lineax operator for
       ``∂residual/∂root`` (default: the linearised rewrite).
-    - `linear_solver`: lineax solver for ``A`` (default SVD, minimum norm).
     - `materialize`: explicit functions only (empty root): build the tangent map from
       a dense forward-mode Jacobian, for rewrites that JAX cannot transpose.
 
@@ -73,14 +72,13 @@ def implicit_jvp(
         fn_primal=fn_primal,
         fn_rewrite=fn_rewrite,
         operator=operator,
-        linear_solver=linear_solver,
         materialize=materialize,
     )
 
 
 @eqx.filter_custom_jvp
-def _implicit(inputs, *, fn_primal, fn_rewrite, operator, linear_solver, materialize):
-    del fn_rewrite, operator, linear_solver, materialize
+def _implicit(inputs, *, fn_primal, fn_rewrite, operator, materialize):
+    del fn_rewrite, operator, materialize
     return fn_primal(inputs)
 
 
@@ -89,7 +87,7 @@ def _is_none(x) -> bool:
 
 
 @_implicit.def_jvp
-def _implicit_jvp(primals, tangents, *, fn_primal, fn_rewrite, operator, linear_solver, materialize):
+def _implicit_jvp(primals, tangents, *, fn_primal, fn_rewrite, operator, materialize):
     (inputs,), (t_inputs,) = primals, tangents
     no_tangent = jtu.tree_map(_is_none, t_inputs, is_leaf=_is_none)
     nondiff, diff = eqx.partition(inputs, no_tangent, is_leaf=_is_none)
@@ -103,7 +101,7 @@ def _implicit_jvp(primals, tangents, *, fn_primal, fn_rewrite, operator, linear_
     # The root through the rule itself, not `fn_primal` (whose loop would pass no
     # derivative on): differentiating this rule again (a moment arm's gradient) then sees
     # how the root moves with the inputs, so higher derivatives are right too.
-    root, out = implicit_jvp(fn_primal, fn_rewrite, inputs, operator=operator, linear_solver=linear_solver)
+    root, out = implicit_jvp(fn_primal, fn_rewrite, inputs, operator=operator)
     (_, _), linear = jax.linearize(rewrite, root, diff)
     zero_root = jtu.tree_map(jnp.zeros_like, root)
     zero_diff = jtu.tree_map(jnp.zeros_like, diff)
@@ -113,11 +111,35 @@ def _implicit_jvp(primals, tangents, *, fn_primal, fn_rewrite, operator, linear_
             A = lx.FunctionLinearOperator(lambda r: linear(r, zero_diff)[0], jax.eval_shape(lambda: root))
         else:
             A = operator(root, inputs)
-        t_root = jtu.tree_map(jnp.negative, lx.linear_solve(A, d_residual, linear_solver).value)
+        t_root = jtu.tree_map(jnp.negative, _solve_where_finite(A, d_residual))
     else:
         t_root = zero_root
     _, t_out = linear(t_root, t_inputs)
     return (root, out), (t_root, t_out)
+
+
+def _solve_where_finite(A: lx.AbstractLinearOperator, b: PyTree) -> PyTree:
+    """``A⁺ b`` (the minimum-norm solution), and NaN where ``A`` is not finite (a failed
+    solve: a NaN root, or a root found on NaN inputs), never an exception.
+
+    `lineax.linear_solve` raises on a non-finite solution, and its transposed solve in
+    reverse mode always does (with NaN cotangents too, e.g. from a lane whose pose is
+    NaN); under `vmap` one failed lane would abort the whole batch's `grad`. So the
+    solve is a product with the pseudo-inverse, a plain linear map whose transpose is
+    another product: NaN stays in its lane. The pseudo-inverse is SVD-based with
+    lineax's SVD cut-off (``eps · max(m, n)`` relative). Where ``A`` is not finite it is
+    taken on the identity and the answer replaced by NaN, so failed lanes get NaN
+    derivatives in forward and reverse mode and the other lanes their own
+    (docs/cable.md#implicit-differentiation)."""
+    matrix = A.as_matrix()
+    m, n = matrix.shape
+    ok = jnp.all(jnp.isfinite(matrix))
+    safe = jnp.where(ok, matrix, jnp.eye(m, n, dtype=matrix.dtype))
+    inverse = jnp.linalg.pinv(safe, rtol=jnp.finfo(matrix.dtype).eps * max(m, n))
+    flat_b, _ = ravel_pytree(b)
+    _, unravel = ravel_pytree(jtu.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), A.in_structure()))
+    # A product, not a `where`: reverse mode then carries the NaN into the lane's cotangents.
+    return unravel(inverse @ flat_b * jnp.where(ok, 1.0, jnp.nan).astype(matrix.dtype))
 
 
 def _materialized_jvp(rewrite, diff, t_inputs):

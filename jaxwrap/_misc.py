@@ -96,16 +96,19 @@ def check_count(what: str, value, minimum: int = 0) -> int:
 
 # ---------------------------------------------------------------------------- NaN-safe maps
 def safe_norm(v: Float[Array, "*batch n"]) -> Float[Array, "*batch"]:
-    """Euclidean norm over the last axis, with a zero (not NaN) gradient at the origin."""
+    """Euclidean norm over the last axis, with a zero (not NaN) gradient at the origin.
+    A NaN vector has a NaN norm: only an exact zero is guarded (``~(norm2 <= 0)``, not
+    ``norm2 > 0``, which would turn NaN into 0 and hide a failure)."""
     norm2 = jnp.sum(v * v, axis=-1)
-    positive = norm2 > 0
+    positive = ~(norm2 <= 0)
     return jnp.where(positive, jnp.sqrt(jnp.where(positive, norm2, 1)), 0)
 
 
 def unit_and_length(v: Float[Array, "*batch n"]) -> tuple[Float[Array, "*batch n"], Float[Array, "*batch"]]:
-    """``(v / |v|, |v|)``; the unit vector is 0 (with finite derivatives) where ``v = 0``."""
+    """``(v / |v|, |v|)``; the unit vector is 0 (with finite derivatives) where ``v = 0``,
+    and both are NaN where ``v`` is (`safe_norm`)."""
     norm2 = jnp.sum(v * v, axis=-1)
-    positive = norm2 > 0
+    positive = ~(norm2 <= 0)
     length = jnp.sqrt(jnp.where(positive, norm2, 1))
     return v / length[..., None], jnp.where(positive, length, 0)
 
@@ -113,18 +116,19 @@ def unit_and_length(v: Float[Array, "*batch n"]) -> tuple[Float[Array, "*batch n
 def safe_normalize(
     v: Float[Array, "*batch n"], fallback: Real[ArrayLike, "*#batch n"] | Sequence
 ) -> Float[Array, "*batch n"]:
-    """Unit vector along `v`, or `fallback` (assumed unit) where `v` is numerically zero."""
+    """Unit vector along `v`, or `fallback` (assumed unit) where `v` is numerically zero;
+    NaN where `v` is NaN."""
     tiny = jnp.finfo(v.dtype).tiny
     norm2 = jnp.sum(v * v, axis=-1, keepdims=True)
-    ok = norm2 > tiny
+    ok = ~(norm2 <= tiny)
     unit = v / jnp.sqrt(jnp.where(ok, norm2, 1))
     return jnp.where(ok, unit, jnp.asarray(fallback, v.dtype))
 
 
 def positive_or_one(x: Float[Array, "*batch"]) -> Float[Array, "*batch"]:
     """`x` where it is positive, else 1: a denominator that vanishes only at a singular
-    point, where the numerator is masked anyway."""
-    return jnp.where(x > 0, x, 1)
+    point, where the numerator is masked anyway. NaN stays NaN."""
+    return jnp.where(x <= 0, 1, x)
 
 
 # ---------------------------------------------------------------------------- rotations

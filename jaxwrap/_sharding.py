@@ -6,8 +6,8 @@ rows between devices: the batched inputs and every output are constrained to
 ``NamedSharding(mesh, P(axis))`` inside the traced function and XLA's partitioner splits
 the program along that axis. Arguments that are not batched are replicated (a gradient
 with respect to one is summed over devices). `jax.shard_map` would let each device stop
-its loops on its own, but lineax's linear solves (the implicit derivatives) refuse the
-manual-sharding structures it creates; see the design note.
+its loops on its own, but lineax's linear solves, which the implicit derivatives used
+then, refused the manual-sharding structures it creates; see the design note.
 """
 
 from __future__ import annotations

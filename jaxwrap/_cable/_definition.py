@@ -24,7 +24,7 @@ from jaxtyping import Array, Float
 
 from .._misc import check_count, concrete_value, scalar_setting
 from .._spatial import Transform
-from .._surfaces import AbstractSurface, TouchdownSearch
+from .._surfaces import AbstractSurface, GeodesicIntegrator, TouchdownSearch
 
 ALGORITHMS = ("minimum_length", "scholz2015")
 WRAPS = ("shortest", "inside", "mujoco")
@@ -66,6 +66,10 @@ class CableSettings(eqx.Module):
     - `max_winding`: the largest turn (rad) of a curve's tangent, estimated as
       ``arc length × max |normal curvature|`` at its ends; a path that winds more is
       reported as diverged (default 2π, one full turn).
+    - `geodesic_integrator`: the `GeodesicIntegrator` of every numerically shot curve
+      (surfaces without a closed form: ellipsoid, torus, implicit, height map); None
+      (default) takes `GeodesicIntegrator()`'s. Its `adjoint` is not used: derivatives
+      of a path reshoot each curve in forward mode (docs/cable.md#derivatives).
 
     The numeric fields are pytree leaves: under `jax.jit`, new values do not recompile.
     """
@@ -89,6 +93,7 @@ class CableSettings(eqx.Module):
     max_winding: float | Float[Array, ""] = eqx.field(
         default=2 * math.pi, converter=lambda x: scalar_setting(x, "max_winding")
     )
+    geodesic_integrator: GeodesicIntegrator | None = None
 
     def __check_init__(self):
         if self.algorithm not in ALGORITHMS:
@@ -111,6 +116,15 @@ class CableSettings(eqx.Module):
         _check_positive_setting("max_winding", self.max_winding, " (an angle in radians)")
         if not isinstance(self.touchdown, TouchdownSearch):
             raise ValueError(f"touchdown must be a jaxwrap.TouchdownSearch, got {type(self.touchdown).__name__}")
+        if self.geodesic_integrator is not None and not isinstance(self.geodesic_integrator, GeodesicIntegrator):
+            raise ValueError(
+                "geodesic_integrator must be a jaxwrap.GeodesicIntegrator or None, got "
+                f"{type(self.geodesic_integrator).__name__}"
+            )
+
+    def integrator(self) -> GeodesicIntegrator:
+        """The `GeodesicIntegrator` the solver shoots curves with."""
+        return GeodesicIntegrator() if self.geodesic_integrator is None else self.geodesic_integrator
 
 
 class Obstacle(eqx.Module):

@@ -144,7 +144,12 @@ class CablePath(eqx.Module):
         obstacle = self.cable.obstacles[i]
         X_GS = self.scene.X_GS[i]
         points = obstacle.surface.geodesic_points(
-            g.p_SP, g.R_SP[:, 0], g.arc_length, num_samples, accuracy=self.cable.settings.curve_segment_accuracy
+            g.p_SP,
+            g.R_SP[:, 0],
+            g.arc_length,
+            num_samples,
+            accuracy=self.cable.settings.curve_segment_accuracy,
+            integrator=self.cable.settings.integrator(),
         )
         lifted = jnp.broadcast_to(self.state.tracking[i], points.shape)
         return X_GS.apply(jnp.where(self.in_contact[i], points, lifted))

@@ -44,20 +44,21 @@ from ._path import CablePath
 from ._solver import apply_correction, run_solver, select
 from ._state import LIFTED, CurveState, Scene, build_scene, initial_state
 
-# Plain forward mode through the integrator: the implicit rule below asks for exactly the
-# directions it needs (the geodesic's own rule would propagate every input direction).
-_FORWARD = GeodesicIntegrator(adjoint=diffrax.ForwardMode())
-
 
 def _corrected(_, inputs):
-    surface, geodesic, c, accuracy = inputs
-    return (), apply_correction(surface, geodesic, c, accuracy, _FORWARD)
+    surface, geodesic, c, accuracy, integrator = inputs
+    # Plain forward mode through the integrator: the implicit rule below asks for exactly
+    # the directions it needs (the geodesic's own rule would propagate every input direction).
+    forward = dataclasses.replace(integrator, adjoint=diffrax.ForwardMode())
+    return (), apply_correction(surface, geodesic, c, accuracy, forward)
 
 
-def _reshoot(surface: AbstractSurface, geodesic: Geodesic, c: Float[Array, "4"], accuracy) -> Geodesic:
+def _reshoot(
+    surface: AbstractSurface, geodesic: Geodesic, c: Float[Array, "4"], accuracy, integrator: GeodesicIntegrator
+) -> Geodesic:
     """``geo(c, p)`` with a dense forward-mode derivative in (c, surface parameters)."""
     _, reshot = implicit_jvp(
-        lambda x: _corrected((), x), _corrected, (surface, geodesic, c, accuracy), materialize=True
+        lambda x: _corrected((), x), _corrected, (surface, geodesic, c, accuracy, integrator), materialize=True
     )
     return reshot
 
@@ -74,7 +75,7 @@ def _path_error(c_flat, inputs):
     active = state.status != LIFTED
     accuracy = cable.settings.curve_segment_accuracy
     geodesics = tuple(
-        select(active[i], _reshoot(cable.obstacles[i].surface, g, c[i], accuracy), g)
+        select(active[i], _reshoot(cable.obstacles[i].surface, g, c[i], accuracy, cable.settings.integrator()), g)
         for i, g in enumerate(state.geodesics)
     )
     ev = evaluate(cable, scene, dataclasses.replace(state, geodesics=geodesics))
@@ -124,7 +125,10 @@ def _valid_input(cable: AbstractCableSpan, body_poses: Transform) -> Bool[Array,
 
 
 def _nan_where(mask: Bool[Array, ""], tree):
-    return jax.tree.map(lambda x: jnp.where(mask, jnp.nan, x) if eqx.is_inexact_array(x) else x, tree)
+    """NaN where `mask`, with NaN derivatives there too (a product with a NaN constant, not
+    a `where`, whose derivative in the masked lane would be a plausible 0)."""
+    nan_or_one = jnp.where(mask, jnp.nan, 1.0)
+    return jax.tree.map(lambda x: x * nan_or_one.astype(x.dtype) if eqx.is_inexact_array(x) else x, tree)
 
 
 def solve_cable(

@@ -283,7 +283,9 @@ def _solver_body(cable: AbstractCableSpan, scene: Scene, carry: SolverCarry) -> 
     accuracy = cable.settings.curve_segment_accuracy
     for i in range(n):
         moves = stepping[leg_of[i]] & ev.neighbours.active[i]
-        corrected = apply_correction(cable.obstacles[i].surface, geodesics[i], c[i], accuracy, moves=moves)
+        corrected = apply_correction(
+            cable.obstacles[i].surface, geodesics[i], c[i], accuracy, cable.settings.integrator(), moves=moves
+        )
         geodesics[i] = select(moves, corrected, geodesics[i])
         failed[i] = failed[i] | (moves & (corrected.result != RESULTS.successful))
     state = dataclasses.replace(state, geodesics=tuple(geodesics))
@@ -292,6 +294,33 @@ def _solver_body(cable: AbstractCableSpan, scene: Scene, carry: SolverCarry) -> 
     finished = finished | jnp.zeros(num_legs, bool).at[leg_of].max(failed) if n else finished
     counted = stepping & ~smooth
     return SolverCarry(state, carry.iterations + counted.astype(jnp.int32), finished, smoothness, inside, failed)
+
+
+def _traced_body(static, dyn, scene: Scene, state0: CurveState, frozen: Bool[Array, " legs"]):
+    """`_solver_body` of one lane, traced once into a jaxpr (from the per-lane shapes of
+    `dyn`, `scene` and the carry of `state0`, `frozen`) and returned as a function that
+    evaluates it. A `custom_vmap` traces its unbatched function and then its batched
+    rule; both loops take their body from here, so the Python code of an iteration is
+    traced once, not twice (docs/performance.md#compile-time)."""
+    carry = jax.eval_shape(
+        lambda d, sc, s, f: _initial_carry(eqx.combine(d, static), sc, s, f), dyn, scene, state0, frozen
+    )
+    avals = jax.tree.map(lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)), (dyn, scene, carry))
+    flat, tree = jax.tree.flatten(avals)
+
+    def body(*leaves):
+        d, sc, c = jax.tree.unflatten(tree, leaves)
+        return _solver_body(eqx.combine(d, static), sc, c)
+
+    closed, out = jax.make_jaxpr(body, return_shape=True)(*flat)
+    out_tree = jax.tree.structure(out)
+
+    def run(d, sc, c):
+        return jax.tree.unflatten(
+            out_tree, jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *jax.tree.leaves((d, sc, c)))
+        )
+
+    return run
 
 
 def _initial_carry(cable: AbstractCableSpan, scene: Scene, state0: CurveState, frozen: Bool[Array, " legs"]):
@@ -325,7 +354,7 @@ def buffer_size(size: int) -> int:
     return max(COMPACT_FROM // 2, size // BUFFER_FRACTION)
 
 
-def _compacted_loop(static, args, batched, size: int) -> SolverCarry:
+def _compacted_loop(static, body, args, batched, size: int) -> SolverCarry:
     """The solver loop over `size` lanes (`args` = (cable arrays, scene, state0, frozen),
     batched along axis 0 where `batched` says True), with lane compaction.
 
@@ -343,8 +372,7 @@ def _compacted_loop(static, args, batched, size: int) -> SolverCarry:
         return _initial_carry(eqx.combine(d, static), sc, s0, fr)
 
     def step(d, sc, carry):
-        body = jax.vmap(lambda d, sc, c: _solver_body(eqx.combine(d, static), sc, c), in_axes=(axes[0], axes[1], 0))
-        return body(d, sc, carry)
+        return jax.vmap(body, in_axes=(axes[0], axes[1], 0))(d, sc, carry)
 
     carry = jax.vmap(init, in_axes=axes, axis_size=size)(dyn, scene, state0, frozen)
     slots = buffer_size(size)
@@ -397,19 +425,20 @@ def run_solver(
     docs/performance.md#lane-compaction); the results are those of each lane alone."""
     frozen = jnp.zeros(len(cable.legs()), bool) if frozen is None else frozen
     dyn, static = eqx.partition(cable, eqx.is_array)
+    body = _traced_body(static, dyn, scene, state0, frozen)
 
     @jax.custom_batching.custom_vmap
     def solve(dyn, scene, state0, frozen):
         c = eqx.combine(dyn, static)
         return jax.lax.while_loop(
             lambda carry: ~jnp.all(carry.done),
-            lambda carry: _solver_body(c, scene, carry),
+            lambda carry: body(dyn, scene, carry),
             _initial_carry(c, scene, state0, frozen),
         )
 
     @solve.def_vmap
     def _batched(axis_size, in_batched, dyn, scene, state0, frozen):
-        carry = _compacted_loop(static, (dyn, scene, state0, frozen), tuple(in_batched), axis_size)
+        carry = _compacted_loop(static, body, (dyn, scene, state0, frozen), tuple(in_batched), axis_size)
         return carry, jax.tree.map(lambda _: True, carry)
 
     return solve(dyn, scene, state0, frozen)
@@ -424,6 +453,7 @@ def run_solver_stack(
     batch (docs/performance.md#lane-compaction), not ``K`` at a time."""
     dyn, static = eqx.partition(cable, eqx.is_array)
     size = frozen.shape[0]
+    body = _traced_body(static, dyn, scene, jax.tree.map(lambda x: x[0], states), frozen[0])
 
     def flags(tree, value):
         return jax.tree.map(lambda _: value, tree)
@@ -431,7 +461,7 @@ def run_solver_stack(
     @jax.custom_batching.custom_vmap
     def solve(dyn, scene, states, frozen):
         batched = (flags(dyn, False), flags(scene, False), flags(states, True), flags(frozen, True))
-        return _compacted_loop(static, (dyn, scene, states, frozen), batched, size)
+        return _compacted_loop(static, body, (dyn, scene, states, frozen), batched, size)
 
     @solve.def_vmap
     def _batched(axis_size, in_batched, dyn, scene, states, frozen):
@@ -451,7 +481,7 @@ def run_solver_stack(
             per_start(frozen, frozen_b),
         )
         batched = (dyn_b, scene_b, flags(states, True), True)
-        carry = _compacted_loop(static, args, batched, axis_size * size)
+        carry = _compacted_loop(static, body, args, batched, axis_size * size)
         carry = jax.tree.map(lambda x: x.reshape(axis_size, size, *x.shape[1:]), carry)
         return carry, flags(carry, True)
 

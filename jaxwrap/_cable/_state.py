@@ -121,7 +121,7 @@ def initial_states(
             plane_hint = hints[i][int(np.argmax(exact[:, i]))].astype(dtype)
             side = None if obstacle.side is None else obstacle.side.astype(dtype)
             touches, point, tangent, length = surface.shortest_wrap(a, b, plane_hint, side)
-            wrap = surface.shoot_geodesic(point, tangent, length)
+            wrap = surface.shoot_geodesic(point, tangent, length, integrator=cable.settings.integrator())
             on_wrap = jnp.asarray(exact[:, i]) & touches
             start = jax.tree.map(lambda x, w, m=on_wrap: jnp.where(m.reshape(-1, *[1] * w.ndim), w, x), start, wrap)
             exact_status = jnp.where(touches, IN_CONTACT, LIFTED).astype(jnp.int32)

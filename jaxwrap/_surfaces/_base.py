@@ -18,6 +18,7 @@ import abc
 from collections.abc import Sequence
 from typing import ClassVar
 
+import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -42,11 +43,13 @@ class AbstractSurface(eqx.Module):
     Every method works on a single point; use `jax.vmap` for batches (over points and
     over the surface's own array parameters alike).
 
-    The class variable `geodesic_loop` ("diffrax" here) picks the loop of numerically
-    shot geodesics when the `GeodesicIntegrator` leaves it open.
+    The class variables `geodesic_loop` ("diffrax" here) and `geodesic_solver`
+    (`diffrax.Tsit5()` here) pick the loop and the solver of numerically shot geodesics
+    when the `GeodesicIntegrator` leaves them open.
     """
 
     geodesic_loop: ClassVar[str] = "diffrax"
+    geodesic_solver: ClassVar[diffrax.AbstractAdaptiveSolver] = diffrax.Tsit5()
 
     @abc.abstractmethod
     def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:

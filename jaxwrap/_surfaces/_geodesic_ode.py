@@ -68,7 +68,9 @@ class GeodesicIntegrator(eqx.Module):
 
     **Fields:**
 
-    - `solver`: an adaptive explicit diffrax solver (default `diffrax.Tsit5()`).
+    - `solver`: an adaptive explicit diffrax solver; None (default): the surface's
+      `geodesic_solver`, `diffrax.Tsit5()` on every surface but the torus, which takes
+      `diffrax.Dopri8()` (docs/performance.md#geodesic-solver).
     - `max_steps`: step budget per geodesic (Simbody: 10 000).
     - `adjoint`: `None` for the forward-sensitivity rule described in this module (both
       differentiation modes, vmap-friendly), or any `diffrax.AbstractAdjoint`, used as is.
@@ -81,7 +83,7 @@ class GeodesicIntegrator(eqx.Module):
       `Torus`, "diffrax" for every other surface.
     """
 
-    solver: diffrax.AbstractAdaptiveSolver = diffrax.Tsit5()
+    solver: diffrax.AbstractAdaptiveSolver | None = None
     max_steps: int = eqx.field(static=True, default=4096)
     adjoint: diffrax.AbstractAdjoint | None = None
     projection_iterations: int = eqx.field(static=True, default=2)
@@ -96,11 +98,21 @@ class GeodesicIntegrator(eqx.Module):
                     "GeodesicIntegrator(loop='fused') takes no adjoint but diffrax.ForwardMode (plain forward "
                     "mode through the loop); use loop='diffrax' for another"
                 )
-            if not isinstance(self.solver, diffrax.AbstractERK):
+            if self.solver is not None and not isinstance(self.solver, diffrax.AbstractERK):
                 raise ValueError(
                     f"GeodesicIntegrator(loop='fused') needs an explicit Runge-Kutta solver with an error "
                     f"estimate (e.g. diffrax.Tsit5, Dopri5, Dopri8), got {type(self.solver).__name__}"
                 )
+
+
+def solver_for(surface, integrator: GeodesicIntegrator) -> diffrax.AbstractAdaptiveSolver:
+    """The integrator's solver, or the surface's `geodesic_solver` where it names none."""
+    if integrator.solver is not None:
+        return integrator.solver
+    return getattr(surface, "geodesic_solver", _DEFAULT_SOLVER)
+
+
+_DEFAULT_SOLVER = diffrax.Tsit5()
 
 
 def geodesic_vector_field(sigma, y: Float[Array, "10"], args) -> Float[Array, "10"]:
@@ -228,7 +240,7 @@ def _solve(surface, y0, length, accuracy, ts, integrator, adjoint, integrate=Non
     t1 = jnp.ones((), dtype) if integrate is None else jnp.where(integrate, 1.0, 0.0).astype(dtype)
     sol = diffrax.diffeqsolve(
         diffrax.ODETerm(geodesic_vector_field),
-        _OnSurface(_for_adjoint(integrator.solver, adjoint), integrator.projection_iterations),
+        _OnSurface(_for_adjoint(solver_for(surface, integrator), adjoint), integrator.projection_iterations),
         t0=jnp.zeros((), dtype),
         t1=t1,
         dt0=None,
@@ -264,10 +276,11 @@ def _fused_solve(surface, y0, length, accuracy, integrator, integrate=None) -> _
 
     Step sizes carry no derivative (as in diffrax); forward mode through the loop gives
     the derivatives of the discrete solution."""
-    tableau = integrator.solver.tableau
+    solver = solver_for(surface, integrator)
+    tableau = solver.tableau
     a_rows = [np.asarray(a, float) for a in tableau.a_lower]
     b_sol, b_err = np.asarray(tableau.b_sol, float), np.asarray(tableau.b_error, float)
-    error_order = integrator.solver.error_order(diffrax.ODETerm(geodesic_vector_field))
+    error_order = solver.error_order(diffrax.ODETerm(geodesic_vector_field))
     dtype = y0.dtype
     atol = _effective_accuracy(accuracy, dtype, surface)
     t_end = jnp.ones((), dtype) if integrate is None else jnp.where(integrate, 1.0, 0.0).astype(dtype)
@@ -334,10 +347,12 @@ def _fused_solve(surface, y0, length, accuracy, integrator, integrate=None) -> _
 def _uses_fused_loop(surface, integrator, ts) -> bool:
     """Whether a shot takes `_fused_solve`: no samples asked, no adjoint but plain
     forward mode (which the fused loop is, under `jax.jvp`), and the integrator's
-    `loop` (or the surface's `geodesic_loop` when it is None) is "fused"."""
+    `loop` (or the surface's `geodesic_loop` when it is None) is "fused". A surface's
+    choice gives way to diffrax for a solver that is no explicit Runge-Kutta pair."""
     loop = integrator.loop if integrator.loop is not None else getattr(surface, "geodesic_loop", "diffrax")
     adjoint_ok = integrator.adjoint is None or isinstance(integrator.adjoint, diffrax.ForwardMode)
-    return ts is None and adjoint_ok and loop == "fused"
+    explicit = isinstance(solver_for(surface, integrator), diffrax.AbstractERK)
+    return ts is None and adjoint_ok and loop == "fused" and explicit
 
 
 def _forward_sensitivity_solve(_, inputs, *, integrator):

@@ -98,6 +98,27 @@ def test_invalid_input_gives_nan_and_a_failure_code(change):
     assert bool(jnp.isnan(path.length)) and bool(jnp.all(jnp.isnan(path.points(4))))
 
 
+def test_a_failed_lane_does_not_abort_a_batched_gradient():
+    """A vmapped grad and jacfwd over three poses, one with a NaN: that lane's derivative
+    is NaN and the others equal their own single solves' (lineax raised on the NaN
+    Jacobian before and aborted the whole batch; docs/cable.md#implicit-differentiation)."""
+    cable = jw.CableSpan(0, [-2.0, 0.5, 0.0], 1, [2.0, 0.5, 0.0]).add_obstacle(
+        0, T.identity(), jw.Sphere(1.0), contact_hint=[0.0, 1.0, 0.0])
+
+    def length(x):
+        poses = T(jnp.tile(jnp.eye(3), (2, 1, 1)), jnp.zeros((2, 3)).at[1].set(x))
+        return jw.solve_cable(cable, poses).length
+
+    xs = jnp.array([[0.0, 0.0, 0.0], [jnp.nan, 0.0, 0.0], [0.1, -0.2, 0.05]])
+    single = jax.jit(jax.grad(length))
+    for derivative in (jax.grad, jax.jacfwd):
+        batched = np.asarray(jax.jit(jax.vmap(derivative(length)))(xs))
+        assert np.isnan(batched[1]).all()
+        for k in (0, 2):
+            assert np.isfinite(batched[k]).all()
+            np.testing.assert_allclose(batched[k], single(xs[k]), rtol=1e-10, atol=1e-14)
+
+
 # ---------------------------------------------------------------------------- batched paths
 def test_every_property_of_a_batched_path_keeps_the_batch_axes():
     cable = (
