@@ -144,8 +144,10 @@ class CableSpan(AbstractCableSpan):
         """A copy with some solver settings changed: ``algorithm`` (``"minimum_length"``, the
         default, or ``"scholz2015"``), ``smoothness_tolerance`` (rad), ``max_iterations``
         (per cable segment), ``curve_segment_accuracy``, ``use_warm_start``, ``max_step``
-        (rad, the step limiter) and ``step_limit_by_magnitude`` (limit with |correction|
-        instead of Simbody's signed correction) and ``touchdown`` (a `TouchdownSearch`)."""
+        (rad, the step limiter), ``step_limit_by_magnitude`` (limit with |correction|
+        instead of Simbody's signed correction), ``touchdown`` (a `TouchdownSearch`),
+        ``geodesic_integrator`` (a `GeodesicIntegrator`) and the rest of `CableSettings`'s
+        fields."""
         unknown = set(changes) - set(CableSettings.__dataclass_fields__)
         if unknown:
             raise ValueError(
