@@ -68,8 +68,9 @@ class CableSettings(eqx.Module):
       reported as diverged (default 2π, one full turn).
     - `geodesic_integrator`: the `GeodesicIntegrator` of every numerically shot curve
       (surfaces without a closed form: ellipsoid, torus, implicit, height map); None
-      (default) takes `GeodesicIntegrator()`'s. Its `adjoint` is not used: derivatives
-      of a path reshoot each curve in forward mode (docs/cable.md#derivatives).
+      (default) takes `GeodesicIntegrator()`'s defaults (the surface's solver and loop).
+      Its `adjoint` is not used: the derivatives of a path reshoot each curve in forward
+      mode (docs/cable.md#implicit-differentiation).
 
     The numeric fields are pytree leaves: under `jax.jit`, new values do not recompile.
     """

@@ -353,7 +353,7 @@ def qvel_to_v(model: RobotModel, q, qvel):
     the body frame in jaxwrap (pinocchio's convention), so it is rotated by ``R(q)ᵀ``; its
     angular velocity is local in both. Linear in ``qvel``, differentiable, batched over
     leading axes. MuJoCo's tendon Jacobian is then ``ten_J = -moment_arms @ dv/dqvel``
-    (docs/cable-sets.md#mujoco-semantics)."""
+    (docs/cable-sets.md#mjcf-import)."""
     return _rotate_free_velocities(model, q, qvel, to_body=True)
 
 

@@ -394,7 +394,7 @@ class _Point(NamedTuple):
 
 def _moving_point(osim, point, label: str, frames, spec: ModelSpec) -> tuple[ModelSpec, _Point]:
     """A `MovingPathPoint` as a massless body on the point's frame, moved by up to three
-    coupled prismatic joints along the frame's axes (docs/opensim.md#moving-path-points)."""
+    coupled prismatic joints along the frame's axes (docs/opensim.md#geometrypath)."""
     moving = osim.MovingPathPoint.safeDownCast(point)
     body, X_BF = _frame_in_body(point.getParentFrame())
     parent, offset = frames[body]

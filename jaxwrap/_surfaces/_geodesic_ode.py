@@ -105,14 +105,14 @@ class GeodesicIntegrator(eqx.Module):
                 )
 
 
+_DEFAULT_SOLVER = diffrax.Tsit5()
+
+
 def solver_for(surface, integrator: GeodesicIntegrator) -> diffrax.AbstractAdaptiveSolver:
     """The integrator's solver, or the surface's `geodesic_solver` where it names none."""
     if integrator.solver is not None:
         return integrator.solver
     return getattr(surface, "geodesic_solver", _DEFAULT_SOLVER)
-
-
-_DEFAULT_SOLVER = diffrax.Tsit5()
 
 
 def geodesic_vector_field(sigma, y: Float[Array, "10"], args) -> Float[Array, "10"]:
