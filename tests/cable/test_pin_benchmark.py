@@ -1,0 +1,39 @@
+"""benchmarks/cable_pin.py runs at a tiny size, so that the script behind the README's
+pin-joint figures cannot rot: one sphere sweep, both timing modes, and (when OpenSim is
+installed) its lengths equal OpenSim's wherever both converged."""
+
+from __future__ import annotations
+
+import math
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "benchmarks"))
+import cable_pin  # noqa: E402
+
+
+def test_pin_benchmark_runs_at_a_tiny_size():
+    printed = []
+    rows = cable_pin.run(
+        ["sphere"],
+        batch=8,
+        trajectories=2,
+        steps=2,
+        step=0.01,
+        repeats=1,
+        opensim_evals=4,
+        opensim_trajectories=1,
+        max_sweeps=1,
+        modes=("simbody",),
+        report=printed.append,
+    )
+    assert printed == rows and len(rows) == 1
+    (row,) = rows
+    assert row["kind"] == "sphere" and row["mode"] == "simbody" and row["sweeps"] == 1
+    assert row["cold"] > 0 and row["warm"] > 0
+    assert 0.5 <= row["conv_cold"] <= 1 and 0.5 <= row["conv_warm"] <= 1
+    assert all(math.isfinite(x) for x in (*row["iters"], *row["compile"]))
+    if row["agree"] is not None:  # OpenSim installed: every angle both converged agrees
+        same, both = row["agree"]
+        assert both > 0 and same == both
+        assert row["os_cold"] > 0 and row["os_warm"] > 0
