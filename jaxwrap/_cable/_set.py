@@ -130,6 +130,13 @@ def solve_closed_form(
         valid = _valid_input(leg, body_poses)
     else:
         valid = jnp.all(poses_valid) & all_finite(eqx.filter(leg, eqx.is_inexact_array))
+    X_GS = body_poses[leg.obstacles[0].body] @ leg.obstacles[0].X_BS if leg.obstacles else None
+    return _closed_form(leg, a, b, X_GS, valid)
+
+
+def _closed_form(leg: AbstractCableSpan, a: Array, b: Array, X_GS: Transform | None, valid: Array) -> ClosedFormPath:
+    """`solve_closed_form` from the leg's end points ``a``, ``b`` and its obstacle's pose
+    ``X_GS`` (None for a straight leg), all in ground."""
     if not leg.obstacles:
         return ClosedFormPath(
             length=jnp.where(valid, safe_norm(b - a), jnp.nan),
@@ -138,7 +145,6 @@ def solve_closed_form(
             result=RESULTS.where(valid, RESULTS.successful, RESULTS.invalid_input),
         )
     obstacle = leg.obstacles[0]
-    X_GS = body_poses[obstacle.body] @ obstacle.X_BS
     S_from_G = X_GS.inverse()
     a_S, b_S = S_from_G.apply(a), S_from_G.apply(b)
     if obstacle.wrap == "inside":
@@ -157,6 +163,40 @@ def solve_closed_form(
         points=jnp.where(valid, corners, jnp.nan),
         result=result,
     )
+
+
+def _points_on_bodies(body_poses: Transform, bodies: np.ndarray, stations: Array) -> Array:
+    """Ground positions (m, 3) of ``stations`` (m, 3) fixed in ``bodies`` (m,), static:
+    one small product per distinct body, then a static reordering. Gathering an (m, 3, 3)
+    stack of rotations instead moves nine numbers per point, and under `jax.vmap` that
+    copy was half the run time of a MuJoCo model's tendons
+    (docs/performance.md#closed-form-legs)."""
+    order, parts = [], []
+    for body in np.unique(bodies):
+        members = np.nonzero(bodies == body)[0]
+        pose = body_poses[int(body)]
+        parts.append(stations[members] @ pose.rotation.T + pose.translation)
+        order.append(members)
+    inverse = np.argsort(np.concatenate(order))
+    return jnp.concatenate(parts)[inverse]
+
+
+def _solve_closed_form_group(
+    group: _Group, body_poses: Transform, pose_ok: Array
+) -> tuple[ClosedFormPath, Array, Array]:
+    """Every leg of a closed-form `_Group` at once: its paths, and its end points ``a``,
+    ``b`` (m, 3) in ground."""
+    leg = group.stacked
+    a = _points_on_bodies(body_poses, group.bodies[:, leg.origin_body], leg.origin_station)
+    b = _points_on_bodies(body_poses, group.bodies[:, leg.termination_body], leg.termination_station)
+    finite = jax.vmap(lambda c: all_finite(eqx.filter(c, eqx.is_inexact_array)))(leg)
+    valid = jnp.all(pose_ok[group.bodies], axis=1) & finite
+    if leg.obstacles:
+        obstacle = leg.obstacles[0]
+        X_GS = _gather(body_poses, group.bodies[:, obstacle.body]) @ obstacle.X_BS
+    else:
+        X_GS = None
+    return jax.vmap(_closed_form)(leg, a, b, X_GS, valid), a, b
 
 
 class CableSet(eqx.Module):
@@ -502,13 +542,13 @@ def solve_cables(
     else:
         weights = [None] * len(groups)
     for g, group in enumerate(groups):
-        poses = _gather(body_poses, group.bodies)
         warm = None if warm_start is None else warm_start.groups[g]
         if group.closed_form:
-            path = jax.vmap(solve_closed_form)(group.stacked, poses, pose_ok[group.bodies])
+            path = _solve_closed_form_group(group, body_poses, pose_ok)[0]
         elif warm is None:
-            path = jax.vmap(lambda c, p: solve_cable(c, p))(group.stacked, poses)
+            path = jax.vmap(lambda c, p: solve_cable(c, p))(group.stacked, _gather(body_poses, group.bodies))
         else:
+            poses = _gather(body_poses, group.bodies)
             path = jax.vmap(lambda c, p, w: solve_cable(c, p, warm_start=w))(group.stacked, poses, warm)
         leg_length, leg_code = path.length / group.divisor, path.result._value
         if weights[g] is not None:  # a branch that does not count adds nothing, not even a failure
@@ -566,7 +606,7 @@ def cable_lengths(model: RobotModel, cables: CableSet, q: Real[ArrayLike, " nq"]
     return solve_cables(cables, forward_kinematics(model, q), q).length
 
 
-def _closed_form_lines(leg: AbstractCableSpan, local: Transform, path: ClosedFormPath) -> Array:
+def _closed_form_lines(leg: AbstractCableSpan, a: Array, b: Array, path: ClosedFormPath) -> Array:
     """The straight pieces of a closed-form leg as unit-tension wrenches, (S, 6): each
     piece from x to y, direction u, pulls the body at x with ``[u; x × u]`` (force; moment
     about the ground origin: the line's Plücker coordinates) and the body at y with the
@@ -574,9 +614,7 @@ def _closed_form_lines(leg: AbstractCableSpan, local: Transform, path: ClosedFor
     wraps; ``a→b`` alone for a straight leg (the bodies of each: `_LINE_BODIES`). The
     contact points of a closed-form wrap are stationary (tangent points, or the inside
     wrap's reflection point), so they move with the obstacle's body to first order
-    (docs/cable-sets.md#moment-arms)."""
-    a = local[leg.origin_body].apply(leg.origin_station)
-    b = local[leg.termination_body].apply(leg.termination_station)
+    (docs/cable-sets.md#moment-arms). ``a``, ``b``: the leg's end points in ground."""
     if leg.obstacles:
         P, Q = path.points[1], path.points[2]
         pieces = [(a, P), (Q, b), (a, b)]
@@ -627,15 +665,15 @@ def cable_lengths_and_moment_arms(
     weights = _leg_weights(cables, groups, q) if conditional else [None] * len(groups)
     raw_lengths = []
     for group, weight in zip(groups, weights):
-        local = _gather(poses, group.bodies)
         moved = moves[group.bodies].astype(dtype)  # (m, k, n_dof), static
         if group.closed_form:
-            path = jax.vmap(solve_closed_form)(group.stacked, local, pose_ok[group.bodies])
-            rows = jax.vmap(_closed_form_lines)(group.stacked, local, path)
+            path, a, b = _solve_closed_form_group(group, poses, pose_ok)
+            rows = jax.vmap(_closed_form_lines)(group.stacked, a, b, path)
             # A piece pulls its two bodies with opposite wrenches: a coordinate that moves
             # both gets nothing from it.
             coef = np.stack([moved[:, i] - moved[:, j] for i, j in _line_bodies(moved.shape[1])], axis=1)
         else:
+            local = _gather(poses, group.bodies)
             path = jax.vmap(lambda c, p: solve_cable(c, p))(group.stacked, local)
             force = jax.vmap(lambda p: p.body_forces(1.0))(path)
             f = force[:, :, 1]

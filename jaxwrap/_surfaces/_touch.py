@@ -27,18 +27,34 @@ from .._misc import safe_norm, safe_normalize
 _STEPS = 24  # safeguarded Newton: quadratic once close; bisection alone gains 2^-24
 
 
-def _g(phi, a2, b2, radius):
-    t = radius * jnp.stack([jnp.cos(phi), jnp.sin(phi)])
-    return safe_norm(a2 - t) + safe_norm(b2 - t)
+def _distance_terms(px, py, tx, ty, sx, sy):
+    """For one end point ``p`` and ``t = (tx, ty)`` on the circle, ``t' = (sx, sy)`` (so
+    ``t'' = -t`` and ``|t'|² = r²``): ``(d, u·t', u·t)`` with ``u = p - t``, ``d = |u|``,
+    guarded where ``p = t`` (double `where`: no NaN in any derivative)."""
+    ux, uy = px - tx, py - ty
+    d2 = ux * ux + uy * uy
+    positive = d2 > 0
+    d = jnp.where(positive, jnp.sqrt(jnp.where(positive, d2, 1.0)), 1.0)
+    return d, ux * sx + uy * sy, ux * tx + uy * ty
 
 
-_dg = jax.grad(_g)
-_d2g = jax.grad(_dg)
+def _slopes(phi, a2, b2, radius):
+    """``g'(φ)`` and ``g''(φ)`` of ``g = |a - t| + |b - t|``, ``t = r (cos φ, sin φ)``, in
+    closed form: per end point ``d/dφ |u| = -u·t'/|u|`` and
+    ``d²/dφ² |u| = (r² + u·t)/|u| - (u·t')²/|u|³`` (docs/surfaces.md#inside-wrap)."""
+    c, s = jnp.cos(phi), jnp.sin(phi)
+    tx, ty, sx, sy = radius * c, radius * s, -radius * s, radius * c
+    first, second = 0.0, 0.0
+    for p in (a2, b2):
+        d, ut1, ut = _distance_terms(p[0], p[1], tx, ty, sx, sy)
+        first = first - ut1 / d
+        second = second + (radius * radius + ut) / d - ut1 * ut1 / (d * d * d)
+    return first, second
 
 
 def _newton_step(phi, a2, b2, radius):
-    curvature = _d2g(phi, a2, b2, radius)
-    return phi - _dg(phi, a2, b2, radius) / jnp.where(curvature > 0, curvature, 1.0)
+    slope, curvature = _slopes(phi, a2, b2, radius)
+    return phi - slope / jnp.where(curvature > 0, curvature, 1.0)
 
 
 def circle_touch(
@@ -64,13 +80,16 @@ def circle_touch(
 
     def step(_, carry):
         lo, hi, phi = carry
-        slope = _dg(phi, *x) * direction
-        lo, hi = jnp.where(slope < 0, phi, lo), jnp.where(slope < 0, hi, phi)
-        trial = _newton_step(phi, *x)
+        slope, curvature = _slopes(phi, *x)
+        lo, hi = jnp.where(slope * direction < 0, phi, lo), jnp.where(slope * direction < 0, hi, phi)
+        trial = phi - slope / jnp.where(curvature > 0, curvature, 1.0)
         inside = (trial - lo) * (trial - hi) < 0
         return lo, hi, jnp.where(inside, trial, 0.5 * (lo + hi))
 
-    _, _, phi = jax.lax.fori_loop(0, _STEPS, step, (lo, hi, 0.5 * (lo + hi)))
+    # Unrolled: the steps are a few dozen scalar operations each, which XLA fuses into one
+    # kernel; a loop would pay a kernel launch per step and per operation
+    # (docs/performance.md#closed-form-legs).
+    _, _, phi = jax.lax.fori_loop(0, _STEPS, step, (lo, hi, 0.5 * (lo + hi)), unroll=True)
     phi = _newton_step(jax.lax.stop_gradient(phi), a2, b2, radius)
     return touches, radius * jnp.stack([jnp.cos(phi), jnp.sin(phi)])
 

@@ -95,6 +95,33 @@ def test_myosuite_elbow_matches_mujoco_everywhere(results):
         np.testing.assert_array_equal(r["contact"][t], flags)
 
 
+def _moved_lengths(cables, poses, q, R, t):
+    """The lengths with every body moved by the rigid motion ``x -> R x + t``."""
+    moved = jw.Transform(R @ poses.rotation, poses.translation @ R.T + t)
+    return jw.solve_cables(cables, moved, q).length
+
+
+def test_cable_lengths_are_invariant_under_rigid_motions_of_the_world(results):
+    """Moving every body by one rigid motion, rotations drawn uniformly on SO(3), leaves
+    every tendon's length as it was, to rounding: end points placed body by body, wrap
+    geoms and side sites all move together (docs/performance.md#closed-form-legs)."""
+    import jaxlie
+
+    for name in ("myoelbow_2dof6muscles", "mujoco_pulley_fixed_site_wrap"):
+        r = results[name]
+        model, cables = r["model"], r["cables"]
+        q = jnp.asarray(FIXTURES[f"{name}/qpos"][-1])
+        poses = jw.forward_kinematics(model, q)
+        keys = jax.random.split(jax.random.PRNGKey(7), 8)
+        R = jax.vmap(lambda k: jaxlie.SO3.sample_uniform(k).as_matrix())(keys)
+        t = jax.random.normal(jax.random.PRNGKey(8), (8, 3))
+
+        moved = jax.jit(jax.vmap(_moved_lengths, (None, None, None, 0, 0)))(cables, poses, q, R, t)
+        reference = jw.solve_cables(cables, poses, q).length
+        assert np.all(np.isfinite(moved))
+        np.testing.assert_allclose(moved, np.broadcast_to(reference, moved.shape), rtol=0, atol=1e-12)
+
+
 def test_one_dof_elbow_shortest_paths_match_mujoco():
     """The 1-dof elbow (the shoulder fixed: a body with no joint) at its 65 configurations,
     solved as shortest paths with the general solver (``wrap="shortest"``): on this model
