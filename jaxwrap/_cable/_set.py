@@ -33,7 +33,7 @@ from .._surfaces import Cylinder
 from ._definition import AbstractCableSpan
 from ._mujoco_wrap import mujoco_wrap
 from ._path import CablePath
-from ._solve import _valid_input, pose_validity, solve_cable
+from ._solve import _nan_where, _valid_input, pose_validity, solve_cable
 from ._span import CableSpan
 
 
@@ -136,14 +136,12 @@ def solve_closed_form(
 
 def _closed_form(leg: AbstractCableSpan, a: Array, b: Array, X_GS: Transform | None, valid: Array) -> ClosedFormPath:
     """`solve_closed_form` from the leg's end points ``a``, ``b`` and its obstacle's pose
-    ``X_GS`` (None for a straight leg), all in ground."""
+    ``X_GS`` (None for a straight leg), all in ground. Invalid input: NaN length and
+    points, with NaN derivatives (`_nan_where`), as the solver gives."""
+    result = RESULTS.where(valid, RESULTS.successful, RESULTS.invalid_input)
     if not leg.obstacles:
-        return ClosedFormPath(
-            length=jnp.where(valid, safe_norm(b - a), jnp.nan),
-            in_contact=jnp.zeros((), bool),
-            points=jnp.where(valid, jnp.stack([a, b]), jnp.nan),
-            result=RESULTS.where(valid, RESULTS.successful, RESULTS.invalid_input),
-        )
+        length, points = _nan_where(~valid, (safe_norm(b - a), jnp.stack([a, b])))
+        return ClosedFormPath(length=length, in_contact=jnp.zeros((), bool), points=points, result=result)
     obstacle = leg.obstacles[0]
     S_from_G = X_GS.inverse()
     a_S, b_S = S_from_G.apply(a), S_from_G.apply(b)
@@ -154,15 +152,10 @@ def _closed_form(leg: AbstractCableSpan, a: Array, b: Array, X_GS: Transform | N
         cylinder = isinstance(obstacle.surface, Cylinder)
         contact, P, Q, arc = mujoco_wrap(a_S, b_S, obstacle.surface.radius, cylinder, obstacle.side)
         length = jnp.where(contact, safe_norm(P - a_S) + arc + safe_norm(b_S - Q), safe_norm(b_S - a_S))
-    result = RESULTS.where(valid, RESULTS.successful, RESULTS.invalid_input)
     P_G, Q_G = X_GS.apply(P), X_GS.apply(Q)
     corners = jnp.stack([a, jnp.where(contact, P_G, a), jnp.where(contact, Q_G, b), b])
-    return ClosedFormPath(
-        length=jnp.where(valid, length, jnp.nan),
-        in_contact=contact & valid,
-        points=jnp.where(valid, corners, jnp.nan),
-        result=result,
-    )
+    length, corners = _nan_where(~valid, (length, corners))
+    return ClosedFormPath(length=length, in_contact=contact & valid, points=corners, result=result)
 
 
 def _points_on_bodies(body_poses: Transform, bodies: np.ndarray, stations: Array) -> Array:

@@ -279,6 +279,36 @@ def test_bad_input_and_errors(results):
         jw.CableSet(["a", "a"], [(), ()], coefficients=np.ones((2, 1)))
 
 
+def test_invalid_pose_gives_nan_lengths_and_nan_derivatives(results):
+    """A body pose that is not a rigid motion (its rotation scaled by 2): every tendon over
+    that body gets NaN, a failure code and NaN derivatives with respect to that body's
+    pose, not a plausible 0; the others keep their lengths, and their forward-mode
+    derivatives stay finite. (In reverse mode a failed leg's NaN reaches the bodies it
+    shares with other tendons: a zero cotangent times NaN is NaN.)"""
+    r = results["myoelbow_2dof6muscles"]
+    model, cables = r["model"], r["cables"]
+    q = jnp.asarray(FIXTURES["myoelbow_2dof6muscles/qpos"][-1])
+    poses = jw.forward_kinematics(model, q)
+    used = [set().union(*(span.bodies for span in spans)) for spans in cables.branches]
+    bad_body = next(b for b in sorted(set().union(*used)) if 0 < sum(b in u for u in used) < len(used))
+    bad = jw.Transform(poses.rotation.at[bad_body].multiply(2.0), poses.translation)
+
+    def lengths(translation, rotation):
+        return jw.solve_cables(cables, jw.Transform(rotation, translation), q).length
+
+    length = lengths(bad.translation, bad.rotation)
+    failed = np.isnan(np.asarray(length))
+    np.testing.assert_array_equal(failed, [bad_body in u for u in used])
+    assert not np.any(np.asarray(jw.solve_cables(cables, bad, q).converged)[failed])
+    np.testing.assert_allclose(length[~failed], r["length"][-1][~failed], rtol=0, atol=LENGTH_TOL)
+    # d length / d body translation, (cable, body, 3)
+    forward = np.asarray(jax.jacfwd(lengths)(bad.translation, bad.rotation))
+    reverse = np.asarray(jax.jacrev(lengths)(bad.translation, bad.rotation))
+    for jac in (forward, reverse):
+        assert np.all(np.isnan(jac[failed, bad_body]))  # a where() would give a plausible 0 here
+    assert np.all(np.isfinite(forward[~failed])) and np.any(forward[~failed] != 0)
+
+
 def test_qpos_conversion_round_trips_for_ball_and_free_joints():
     """Ball and free joints: MuJoCo's w-first quaternions to jaxwrap's w-last and back, and
     forward kinematics equal to MuJoCo's body poses."""
