@@ -33,7 +33,7 @@ from .._surfaces import Cylinder
 from ._definition import AbstractCableSpan
 from ._mujoco_wrap import mujoco_wrap
 from ._path import CablePath
-from ._solve import _nan_where, _valid_input, pose_validity, solve_cable
+from ._solve import _nan_where, pose_validity, solve_cable
 from ._span import CableSpan
 
 
@@ -117,27 +117,11 @@ class ClosedFormPath(eqx.Module):
         return jnp.asarray(self.result == RESULTS.successful)
 
 
-def solve_closed_form(
-    leg: AbstractCableSpan, body_poses: Transform, poses_valid: Array | None = None
-) -> ClosedFormPath:
-    """Solve a straight leg, or a leg whose only obstacle has a closed-form wrap, over
-    local poses (start, [obstacle,] end); invalid input gives NaN and
-    `RESULTS.invalid_input`. `poses_valid` (per local pose), when the caller has checked
-    the poses already."""
-    a = body_poses[leg.origin_body].apply(leg.origin_station)
-    b = body_poses[leg.termination_body].apply(leg.termination_station)
-    if poses_valid is None:
-        valid = _valid_input(leg, body_poses)
-    else:
-        valid = jnp.all(poses_valid) & all_finite(eqx.filter(leg, eqx.is_inexact_array))
-    X_GS = body_poses[leg.obstacles[0].body] @ leg.obstacles[0].X_BS if leg.obstacles else None
-    return _closed_form(leg, a, b, X_GS, valid)
-
-
 def _closed_form(leg: AbstractCableSpan, a: Array, b: Array, X_GS: Transform | None, valid: Array) -> ClosedFormPath:
-    """`solve_closed_form` from the leg's end points ``a``, ``b`` and its obstacle's pose
-    ``X_GS`` (None for a straight leg), all in ground. Invalid input: NaN length and
-    points, with NaN derivatives (`_nan_where`), as the solver gives."""
+    """Solve a straight leg, or a leg whose only obstacle has a closed-form wrap, from its
+    end points ``a``, ``b`` and its obstacle's pose ``X_GS`` (None for a straight leg),
+    all in ground. Where not ``valid``: NaN length and points, with NaN derivatives
+    (`_nan_where`, as the solver), and `RESULTS.invalid_input`."""
     result = RESULTS.where(valid, RESULTS.successful, RESULTS.invalid_input)
     if not leg.obstacles:
         length, points = _nan_where(~valid, (safe_norm(b - a), jnp.stack([a, b])))
@@ -171,7 +155,8 @@ def _points_on_bodies(body_poses: Transform, bodies: np.ndarray, stations: Array
         parts.append(stations[members] @ pose.rotation.T + pose.translation)
         order.append(members)
     inverse = np.argsort(np.concatenate(order))
-    return jnp.concatenate(parts)[inverse]
+    points = jnp.concatenate(parts)
+    return points if np.array_equal(inverse, np.arange(len(inverse))) else points[inverse]
 
 
 def _solve_closed_form_group(
@@ -538,11 +523,12 @@ def solve_cables(
         warm = None if warm_start is None else warm_start.groups[g]
         if group.closed_form:
             path = _solve_closed_form_group(group, body_poses, pose_ok)[0]
-        elif warm is None:
-            path = jax.vmap(lambda c, p: solve_cable(c, p))(group.stacked, _gather(body_poses, group.bodies))
         else:
             poses = _gather(body_poses, group.bodies)
-            path = jax.vmap(lambda c, p, w: solve_cable(c, p, warm_start=w))(group.stacked, poses, warm)
+            if warm is None:
+                path = jax.vmap(lambda c, p: solve_cable(c, p))(group.stacked, poses)
+            else:
+                path = jax.vmap(lambda c, p, w: solve_cable(c, p, warm_start=w))(group.stacked, poses, warm)
         leg_length, leg_code = path.length / group.divisor, path.result._value
         if weights[g] is not None:  # a branch that does not count adds nothing, not even a failure
             off = weights[g] == 0
