@@ -11,12 +11,13 @@ each a link on a PinJoint swept over its 2.3 rad range.
   trajectory). The first solve of each trajectory is cold in both.
 
 OpenSim's tolerances everywhere (smoothness 1e-5, accuracy 1e-10, 50 iterations). jaxwrap
-runs twice: ``simbody`` (Scholz2015 step, start from the hints: OpenSim's own algorithm)
-and ``default`` (jaxwrap's defaults: minimum-length step, candidate cold start).
+runs in up to three modes: ``simbody`` (Scholz2015 step, start from the hints: OpenSim's own
+algorithm), ``default`` (jaxwrap's defaults: minimum-length step, candidate cold start) and
+``polished`` (the defaults with ``gauss_newton_below=1e-2``).
 
 Used by ``benchmarks/cable.py --pin`` and runnable alone:
 
-    python benchmarks/cable_pin.py [--batch 4096] [--kinds sphere torus] [--opensim-evals 300]
+    python benchmarks/cable_pin.py [--batch 4096] [--kinds sphere torus] [--opensim-evals 300] [--max-sweeps 1]
 """
 
 from __future__ import annotations
@@ -43,7 +44,14 @@ from _opensim_cable import BuiltScenario, CableProbe, load_opensim  # noqa: E402
 from cable import timed  # noqa: E402
 
 KINDS = ("sphere", "cylinder", "ellipsoid", "torus", "chain")
-MODES = {"simbody": dict(algorithm="scholz2015", cold_start="hints"), "default": {}}
+# "default" names jaxwrap's defaults explicitly: `cable_from` starts from OpenSim's
+# algorithm and hints, so an empty dict would run the Simbody mode twice.
+MODES = {
+    "simbody": dict(algorithm="scholz2015", cold_start="hints"),
+    "default": dict(algorithm="minimum_length", cold_start="candidates"),
+    # jaxwrap's defaults with the Gauss-Newton polish (docs/cable.md#gauss-newton-polish).
+    "polished": dict(algorithm="minimum_length", cold_start="candidates", gauss_newton_below=1e-2),
+}
 
 
 def angle_sets(sweep, batch, trajectories, steps, step, seed):
@@ -256,6 +264,8 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--opensim-evals", type=int, default=300)
     parser.add_argument("--kinds", nargs="*", default=list(KINDS))
+    parser.add_argument("--max-sweeps", type=int, default=None, help="at most this many sweeps per kind")
+    parser.add_argument("--modes", nargs="*", default=list(MODES), choices=list(MODES))
     args = parser.parse_args(argv)
     print_header(args.batch, args.trajectories, args.steps, args.step)
     run(
@@ -267,6 +277,8 @@ def main(argv=None):
         args.repeats,
         args.opensim_evals,
         report=print_row,
+        max_sweeps=args.max_sweeps,
+        modes=tuple(args.modes),
     )
 
 

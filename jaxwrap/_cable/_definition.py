@@ -71,6 +71,11 @@ class CableSettings(eqx.Module):
       (default) takes `GeodesicIntegrator()`'s defaults (the surface's solver and loop).
       Its `adjoint` is not used: the derivatives of a path reshoot each curve in forward
       mode (docs/cable.md#implicit-differentiation).
+    - `gauss_newton_below`: with ``"minimum_length"``, a leg whose smoothness (rad) is
+      below this takes the Gauss-Newton step of ``"scholz2015"`` instead, which
+      converges quadratically where the minimum-length step, halved, converges linearly
+      (default 0: Simbody's `MinimumLength` exactly; 1e-2 is a good value for
+      warm-started sweeps; docs/cable.md#gauss-newton-polish).
 
     The numeric fields are pytree leaves: under `jax.jit`, new values do not recompile.
     """
@@ -95,11 +100,19 @@ class CableSettings(eqx.Module):
         default=2 * math.pi, converter=lambda x: scalar_setting(x, "max_winding")
     )
     geodesic_integrator: GeodesicIntegrator | None = None
+    gauss_newton_below: float | Float[Array, ""] = eqx.field(
+        default=0.0, converter=lambda x: scalar_setting(x, "gauss_newton_below")
+    )
 
     def __check_init__(self):
         if self.algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {self.algorithm!r}")
         _check_positive_setting("smoothness_tolerance", self.smoothness_tolerance)
+        polish = concrete_value(self.gauss_newton_below)
+        if polish is not None and not (np.isfinite(polish) and polish >= 0):
+            raise ValueError(
+                f"gauss_newton_below must be a non-negative angle in radians, got {self.gauss_newton_below!r}"
+            )
         try:
             check_count("max_iterations", self.max_iterations)
         except ValueError:

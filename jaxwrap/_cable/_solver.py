@@ -35,6 +35,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PyTree
 
+from .._misc import concretely
 from .._results import RESULTS
 from .._surfaces import AbstractSurface, Geodesic, GeodesicIntegrator
 from .._surfaces._geodesic_ode import length_scale, shoot_numerically
@@ -177,12 +178,19 @@ def solver_step(cable: AbstractCableSpan, evaluation: Evaluation, weight: Float[
     live = ev.neighbours.active & (weight > 0)
     J4 = jnp.where(live[:, None, None, None] & live[None, None, :, None], J4, 0.0)
     error = jnp.where(live[:, None], ev.error, 0.0)
-    if cable.settings.algorithm == "scholz2015":
-        # Gauss-Newton on the path error with a length-change penalty weighted by the error.
+
+    def gauss_newton(size=None):
+        # Gauss-Newton on the path error with a length-change penalty weighted by the error;
+        # with `size`, in corrections x = c / size (as the scale-free step below).
         W = jnp.zeros((n, n, 4), error.dtype).at[jnp.arange(n), jnp.arange(n), 3].set(jnp.where(live, weight, 0.0))
-        A = jnp.concatenate([J4.reshape(4 * n, 4 * n), W.reshape(n, 4 * n)])
+        J = J4.reshape(4 * n, 4 * n) if size is None else J4.reshape(4 * n, 4 * n) * size[None, :]
+        A = jnp.concatenate([J, W.reshape(n, 4 * n)])
         rhs = jnp.concatenate([error.reshape(-1), jnp.zeros(n, error.dtype)])
-        return -_pinv_solve(A, rhs).reshape(n, 4)
+        x = -_pinv_solve(A, rhs)
+        return (x if size is None else x * size).reshape(n, 4)
+
+    if cable.settings.algorithm == "scholz2015":
+        return gauss_newton()
 
     # minimum_length: SQP on the length subject to zero normal path error. With
     # `scale_free_step`, in corrections x = c / (ℓ, ℓ, 1, ℓ) per curve, ℓ its surface's
@@ -212,7 +220,14 @@ def solver_step(cable: AbstractCableSpan, evaluation: Evaluation, weight: Float[
     A = J @ Q_inv @ J.T
     lam = _pinv_solve(A, e - J @ Q_inv @ g)
     q = -0.5 * Q_inv @ (g + J.T @ lam)
-    return jnp.where(live[:, None], (q * size).reshape(n, 4), 0.0)
+    c = jnp.where(live[:, None], (q * size).reshape(n, 4), 0.0)
+    polish = cable.settings.gauss_newton_below
+    if concretely(lambda x: x == 0, polish):
+        return c
+    # Near the path, the Gauss-Newton step: the halved SQP step above converges only
+    # linearly there (docs/cable.md#gauss-newton-polish).
+    step = gauss_newton(size if cable.settings.scale_free_step else None)
+    return jnp.where((live & (weight < polish))[:, None], step, c)
 
 
 def _correction_scale(cable: AbstractCableSpan, dtype) -> Float[Array, " four_n"]:

@@ -37,3 +37,17 @@ def test_pin_benchmark_runs_at_a_tiny_size():
         same, both = row["agree"]
         assert both > 0 and same == both
         assert row["os_cold"] > 0 and row["os_warm"] > 0
+
+
+def test_default_mode_is_jaxwraps_defaults_and_simbody_mode_is_opensims():
+    # The sweeps' cables start from OpenSim's settings, so "default" must name jaxwrap's
+    # defaults explicitly (it once ran the Simbody mode twice under another name).
+    import jaxwrap as jw  # noqa: PLC0415
+
+    sweep = next(s for s in cable_pin.sweeps_mod.load(cable_pin.sweeps_mod.FIXTURE) if s["kind"] == "ellipsoid")
+    defaults = jw.CableSettings()
+    default = cable_pin.sweeps_mod.cable_from(sweep, **cable_pin.MODES["default"]).settings
+    simbody = cable_pin.sweeps_mod.cable_from(sweep, **cable_pin.MODES["simbody"]).settings
+    assert (default.algorithm, default.cold_start) == (defaults.algorithm, defaults.cold_start)
+    assert default.gauss_newton_below == defaults.gauss_newton_below
+    assert (simbody.algorithm, simbody.cold_start) == ("scholz2015", "hints")
