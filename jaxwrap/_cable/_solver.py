@@ -226,8 +226,14 @@ def solver_step(cable: AbstractCableSpan, evaluation: Evaluation, weight: Float[
         return c
     # Near the path, the Gauss-Newton step: the halved SQP step above converges only
     # linearly there (docs/cable.md#gauss-newton-polish).
-    step = gauss_newton(size if cable.settings.scale_free_step else None)
-    return jnp.where((live & (weight < polish))[:, None], step, c)
+    scale = size if cable.settings.scale_free_step else None
+
+    def polished():
+        return jnp.where((live & (weight < polish))[:, None], gauss_newton(scale), c)
+
+    # A `cond`, not a `where`: the setting is shared by a batch, so with the polish off
+    # (0, traced under `jit`) its solve is skipped at run time.
+    return jax.lax.cond(jnp.asarray(polish) > 0, polished, lambda: c)
 
 
 def _correction_scale(cable: AbstractCableSpan, dtype) -> Float[Array, " four_n"]:
