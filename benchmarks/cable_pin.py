@@ -44,13 +44,14 @@ from _opensim_cable import BuiltScenario, CableProbe, load_opensim  # noqa: E402
 from cable import timed  # noqa: E402
 
 KINDS = ("sphere", "cylinder", "ellipsoid", "torus", "chain")
-# "default" names jaxwrap's defaults explicitly: `cable_from` starts from OpenSim's
-# algorithm and hints, so an empty dict would run the Simbody mode twice.
+# "default" takes jaxwrap's defaults from `CableSettings` itself: `cable_from` starts from
+# OpenSim's algorithm and hints, so an empty dict would run the Simbody mode twice.
+_DEFAULTS = dict(algorithm=jw.CableSettings().algorithm, cold_start=jw.CableSettings().cold_start)
 MODES = {
     "simbody": dict(algorithm="scholz2015", cold_start="hints"),
-    "default": dict(algorithm="minimum_length", cold_start="candidates"),
+    "default": _DEFAULTS,
     # jaxwrap's defaults with the Gauss-Newton polish (docs/cable.md#gauss-newton-polish).
-    "polished": dict(algorithm="minimum_length", cold_start="candidates", gauss_newton_below=1e-2),
+    "polished": dict(_DEFAULTS, gauss_newton_below=1e-2),
 }
 
 

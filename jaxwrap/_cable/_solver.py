@@ -183,11 +183,10 @@ def solver_step(cable: AbstractCableSpan, evaluation: Evaluation, weight: Float[
         # Gauss-Newton on the path error with a length-change penalty weighted by the error;
         # with `size`, in corrections x = c / size (as the scale-free step below).
         W = jnp.zeros((n, n, 4), error.dtype).at[jnp.arange(n), jnp.arange(n), 3].set(jnp.where(live, weight, 0.0))
-        J = J4.reshape(4 * n, 4 * n) if size is None else J4.reshape(4 * n, 4 * n) * size[None, :]
-        A = jnp.concatenate([J, W.reshape(n, 4 * n)])
+        unit = jnp.ones(4 * n, error.dtype) if size is None else size
+        A = jnp.concatenate([J4.reshape(4 * n, 4 * n) * unit[None, :], W.reshape(n, 4 * n)])
         rhs = jnp.concatenate([error.reshape(-1), jnp.zeros(n, error.dtype)])
-        x = -_pinv_solve(A, rhs)
-        return (x if size is None else x * size).reshape(n, 4)
+        return (-_pinv_solve(A, rhs) * unit).reshape(n, 4)
 
     if cable.settings.algorithm == "scholz2015":
         return gauss_newton()
