@@ -11,9 +11,9 @@ each a link on a PinJoint swept over its 2.3 rad range.
   trajectory). The first solve of each trajectory is cold in both.
 
 OpenSim's tolerances everywhere (smoothness 1e-5, accuracy 1e-10, 50 iterations). jaxwrap
-runs in up to three modes: ``simbody`` (Scholz2015 step, start from the hints: OpenSim's own
-algorithm), ``default`` (jaxwrap's defaults: minimum-length step, candidate cold start) and
-``polished`` (the defaults with ``gauss_newton_below=1e-2``).
+runs in two modes: ``simbody`` (Scholz2015 step, start from the hints: OpenSim's own
+algorithm) and ``default`` (jaxwrap's defaults: minimum-length step with the Gauss-Newton
+polish, candidate cold start).
 
 Used by ``benchmarks/cable.py --pin`` and runnable alone:
 
@@ -50,8 +50,6 @@ _DEFAULTS = dict(algorithm=jw.CableSettings().algorithm, cold_start=jw.CableSett
 MODES = {
     "simbody": dict(algorithm="scholz2015", cold_start="hints"),
     "default": _DEFAULTS,
-    # jaxwrap's defaults with the Gauss-Newton polish (docs/cable.md#gauss-newton-polish).
-    "polished": dict(_DEFAULTS, gauss_newton_below=1e-2),
 }
 
 

@@ -5,27 +5,33 @@ A cold solve from Simbody's contact hints ends on whichever stationary path is n
 the hints, which for an obstacle on a moving body can be the long way round, a path that
 clings to an obstacle it no longer needs, or no path at all. With
 ``cold_start="candidates"`` (the default) each leg has a list of *first* starts, all
-solved, and a list of *fallback* starts, solved only while the leg has no genuine path
-yet:
+solved, and a list of *further* starts, solved only while the leg is not *settled*:
 
 - one sphere or cylinder: first its closed-form shortest wrap (`EXACT`, on the wrap
-  side if it has one); fallback, the obstacle lifted (where the line only grazes it);
+  side if it has one); further, the obstacle lifted (where the line only grazes it);
+  settled by any genuine path;
 - one obstacle of any other kind (ellipsoid, torus, implicit, height map): lifted, the
   near side of the straight line (its point nearest the surface origin, pushed out beyond
-  the surface), the contact hint, the far side, both quarter turns between them, and a
-  start on the wrap side if it has one; no fallback;
+  the surface), both quarter turns from there about the line, and a start on the wrap
+  side if it has one; further, the contact hint and the far side;
 - ``m >= 2`` obstacles: the hints as given (Simbody's start), every obstacle lifted, and
-  for every obstacle four starts around the straight line (that obstacle hinted there,
-  the others lifted), plus starts on the wrap sides of sided obstacles; no fallback.
+  for every obstacle three starts around the straight line (near side and quarter turns:
+  that obstacle hinted there, the others lifted), plus starts on the wrap sides of sided
+  obstacles; further, each obstacle's far side.
+
+A leg over numerically shot or several obstacles is settled when two genuine candidates
+end on its shortest length (within what the tolerance leaves undetermined, `_slack`):
+where they do not agree, the stationary paths are nearly equal and the costly starts
+run too.
 
 Starts run in rounds of ``K`` slots (``K`` the longest first list), batched within a
 round (`run_solver_stack`: under an outer `vmap` the slots of the whole batch are
 compacted together, docs/performance.md#lane-compaction) and one `lax.scan` over rounds
 (the solver loop is compiled once). Legs are
 independent, so slot ``k`` of a round holds the ``k``-th start of every leg; a slot a leg
-does not use, and every slot of a leg that already has a genuine path, is frozen, and a
-`while_loop` whose lanes are all frozen runs no iteration: a batch where no lane needs a
-fallback pays one solve per sphere or cylinder leg. Which starts are needed, and in which
+does not use, and every slot of a leg already settled, is frozen, and a `while_loop`
+whose lanes are all frozen runs no iteration: a batch where no lane needs a further
+start pays one solve per sphere or cylinder leg. Which starts are needed, and in which
 order, was measured (docs/cable.md#cold-start-candidates). For each leg the shortest
 candidate whose leg is a genuine taut solution (`_faults.leg_scores`) is kept; the first
 slot wins ties (within the length the smoothness tolerance leaves undetermined) and is
@@ -97,29 +103,36 @@ Start = dict
 EXACT = "exact"
 
 
-def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[Start], list[Start]]:
-    """The first starts (all solved) and the fallback starts (in order, only while none has
-    given a genuine path) of one leg; the first start is the one kept on ties."""
+def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[Start], list[Start], bool]:
+    """The first starts (all solved) and the further starts (in order, only while the leg
+    is not settled) of one leg, and whether the leg settles by agreement (two genuine
+    candidates on its shortest length) rather than by any genuine path; the first start
+    is the one kept on ties."""
     obstacles = cable.legs()[leg]
     if not obstacles:
-        return [{}], []
+        return [{}], [], False
     if len(obstacles) == 1:
         (i,) = obstacles
         if isinstance(cable.obstacles[i].surface, _CLOSED_FORM):
             # The exact start is the shortest path; lifted is the fallback where it is not
             # genuine because the line only grazes the surface (docs/cable.md#cold-start-candidates).
-            return [{i: EXACT}], [{i: None}]
+            return [{i: EXACT}], [{i: None}], False
         near, quarter, far, three_quarter = side_hints(cable, scene, i, 4)
-        hint = cable.obstacles[i].contact_hint
-        starts = [{i: None}, {i: near}, {i: hint}, {i: far}, {i: quarter}, {i: three_quarter}]
+        # The hint and the far side are the costliest starts and rarely the only ones to
+        # reach the shortest path; they are solved where the first four do not agree
+        # (docs/cable.md#cold-start-candidates).
+        starts = [{i: None}, {i: near}, {i: quarter}, {i: three_quarter}]
         if cable.obstacles[i].side is not None:
             starts.append({i: wrap_side_hint(cable, scene, i)})
-        return starts, []
+        return starts, [{i: cable.obstacles[i].contact_hint}, {i: far}], True
     starts: list[Start] = [{i: cable.obstacles[i].contact_hint for i in obstacles}]
     starts.append(dict.fromkeys(obstacles))
+    further: list[Start] = []
     for i in obstacles:
-        for side in side_hints(cable, scene, i, 4):
+        near, quarter, far, three_quarter = side_hints(cable, scene, i, 4)
+        for side in (near, quarter, three_quarter):
             starts.append({j: side if j == i else None for j in obstacles})
+        further.append({j: far if j == i else None for j in obstacles})
     sided = [i for i in obstacles if cable.obstacles[i].side is not None]
     if sided:
         # Every sided obstacle on its side at once (a line on the wrong side of one of
@@ -128,15 +141,16 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
         if len(sided) > 1:
             for i in sided:
                 starts.append({j: wrap_side_hint(cable, scene, j) if j == i else None for j in obstacles})
-    return starts, []
+    return starts, further, True
 
 
-def _schedule(cable: AbstractCableSpan, scene: Scene) -> tuple[CurveState, np.ndarray]:
-    """Every start laid out in rounds of ``K`` slots: the states, shape ``(R, K, ...)``, and
-    the static mask ``(R, K, legs)`` of slots a leg does not use."""
+def _schedule(cable: AbstractCableSpan, scene: Scene) -> tuple[CurveState, np.ndarray, np.ndarray]:
+    """Every start laid out in rounds of ``K`` slots: the states, shape ``(R, K, ...)``, the
+    static mask ``(R, K, legs)`` of slots a leg does not use, and the static per-leg flag
+    of legs that settle by agreement."""
     plans = [_leg_starts(cable, scene, leg) for leg in range(len(cable.legs()))]
-    K = max(len(first) for first, _ in plans)
-    per_leg = [[first] + [fallback[j : j + K] for j in range(0, len(fallback), K)] for first, fallback in plans]
+    K = max(len(first) for first, _, _ in plans)
+    per_leg = [[first] + [further[j : j + K] for j in range(0, len(further), K)] for first, further, _ in plans]
     R = max(len(rounds) for rounds in per_leg)
     unused = np.ones((R, K, len(plans)), bool)
     n = cable.num_obstacles
@@ -156,28 +170,48 @@ def _schedule(cable: AbstractCableSpan, scene: Scene) -> tuple[CurveState, np.nd
                     hints[i].append(lifted_placeholder(cable.obstacles[i].contact_hint if is_exact else hint))
     states = initial_states(cable, scene, [jnp.stack(h) for h in hints], lifted, exact)
     stacked = jax.tree.map(lambda x: x.reshape(R, K, *x.shape[1:]), states)
-    return stacked, unused
+    return stacked, unused, np.array([agree for _, _, agree in plans], bool)
+
+
+def _slack(cable: AbstractCableSpan, best: Float[Array, " legs"]) -> Float[Array, " legs"]:
+    """Two lengths within this of each other are the same for the tolerance: the length
+    the smoothness tolerance leaves undetermined (second order in it), and round-off."""
+    eps = jnp.finfo(best.dtype).eps
+    return (cable.settings.smoothness_tolerance**2 + 64 * eps) * jnp.abs(best)
+
+
+def settled(cable: AbstractCableSpan, scores: Float[Array, "S legs"], by_agreement: np.ndarray) -> Bool[Array, " legs"]:
+    """Per leg, whether the candidates solved so far (`scores`: lengths, inf where not
+    genuine or not solved) settle it: a genuine path, and where `by_agreement`, at least
+    two genuine candidates on the shortest length."""
+    best = jnp.min(scores, axis=0)
+    finite = jnp.isfinite(scores)
+    agreeing = jnp.sum(finite & (scores <= best + _slack(cable, jnp.where(jnp.isfinite(best), best, 0.0))), axis=0)
+    return jnp.where(jnp.asarray(by_agreement), agreeing >= 2, agreeing >= 1)
 
 
 def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
     """The candidate cold start: the rounds of `_schedule` in turn, each leg frozen once it
-    has a genuine path, then per leg the best (`choose`)."""
-    states, unused = _schedule(cable, scene)
+    is `settled`, then per leg the best (`choose`)."""
+    states, unused, by_agreement = _schedule(cable, scene)
+    R, K, num_legs = unused.shape
     score = jax.vmap(lambda c: leg_scores(cable, scene, c))
+    dtype = scene.origin.dtype
 
-    def solve_round(found, inputs):
-        states, unused = inputs
-        frozen = found[None, :] | unused
+    def solve_round(scores, inputs):
+        r, states, unused = inputs
+        frozen = settled(cable, scores, by_agreement)[None, :] | unused
         carries = run_solver_stack(cable, scene, states, frozen)
         lengths, genuine = score(carries)
         genuine = genuine & ~frozen
-        return found | jnp.any(genuine, axis=0), (carries, lengths, genuine)
+        scores = jax.lax.dynamic_update_slice(scores, jnp.where(genuine, lengths, jnp.inf), (r * K, 0))
+        return scores, (carries, lengths, genuine)
 
-    found = jnp.zeros(unused.shape[-1], bool)
-    if unused.shape[0] == 1:
-        _, (carries, lengths, genuine) = solve_round(found, jax.tree.map(lambda x: x[0], (states, unused)))
+    scores = jnp.full((R * K, num_legs), jnp.inf, dtype)
+    if R == 1:
+        _, (carries, lengths, genuine) = solve_round(scores, (0, *jax.tree.map(lambda x: x[0], (states, unused))))
     else:
-        _, per_round = jax.lax.scan(solve_round, found, (states, jnp.asarray(unused)))
+        _, per_round = jax.lax.scan(solve_round, scores, (jnp.arange(R), states, jnp.asarray(unused)))
         carries, lengths, genuine = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), per_round)
     return choose(cable, carries, lengths, genuine)
 
@@ -192,8 +226,7 @@ def choose(
     best = jnp.argmin(score, axis=0)  # first minimum: deterministic
     # Keep slot 0's path when it is as short as the best within what the tolerance leaves
     # undetermined, so that sweeps do not hop between equal paths.
-    slack = cable.settings.smoothness_tolerance**2 * jnp.abs(score[0])
-    keep_first = genuine[0] & (score[0] <= jnp.min(score, axis=0) + slack)
+    keep_first = genuine[0] & (score[0] <= jnp.min(score, axis=0) + _slack(cable, score[0]))
     pick: Int[Array, " legs"] = jnp.where(keep_first | ~jnp.any(genuine, axis=0), 0, best)
 
     def per_leg(x: Array) -> Array:  # (K, legs, ...) -> (legs, ...)

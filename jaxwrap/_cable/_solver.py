@@ -411,24 +411,30 @@ def _compacted_loop(static, body, args, batched, size: int) -> SolverCarry:
     def scatter(full, ids, part):
         return jax.tree.map(lambda x, y: x.at[ids].set(y), full, part)
 
+    # Lanes that start finished (frozen: a fallback round where most lanes already have
+    # a path) are never loaded: the buffer takes the unfinished lanes first, in order, and
+    # stops refilling after the last of them, so a batch of frozen lanes costs no step.
+    order = jnp.argsort(jnp.all(carry.done, axis=-1), stable=True)
+    pending = _unfinished(carry)
+
     def unfinished(loop):
         _, _, started, buffer = loop
-        return (started < size) | (_unfinished(buffer) > 0)
+        return (started < pending) | (_unfinished(buffer) > 0)
 
     def iterate(loop):
         full, ids, started, buffer = loop
         buffer = step(*inputs(ids), buffer)
         full = scatter(full, ids, buffer)
-        # Finished slots take the next lanes in order (ids stay distinct: a new id was
-        # never held before); a slot with no lane left keeps its finished one, which
-        # the loop body leaves as it is.
+        # Finished slots take the next lanes in order (ids stay distinct: a position in
+        # `order` is never taken twice); a slot with no lane left keeps its finished one,
+        # which the loop body leaves as it is.
         finished = jnp.all(buffer.done, axis=-1)
-        new_ids = started + jnp.cumsum(finished) - 1
-        refill = finished & (new_ids < size)
-        ids = jnp.where(refill, new_ids, ids)
+        position = started + jnp.cumsum(finished) - 1
+        refill = finished & (position < pending)
+        ids = jnp.where(refill, order[jnp.minimum(position, size - 1)], ids)
         return full, ids, started + jnp.sum(refill), gather(full, ids)
 
-    ids = jnp.arange(slots)
+    ids = order[:slots]
     loop = (carry, ids, jnp.asarray(slots), gather(carry, ids))
     full, _, _, _ = jax.lax.while_loop(unfinished, iterate, loop)
     return full

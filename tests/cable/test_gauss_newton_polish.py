@@ -76,4 +76,5 @@ def test_gauss_newton_below_is_validated():
         jw.CableSettings(gauss_newton_below=-1e-3)
     with pytest.raises(ValueError, match="gauss_newton_below"):
         jw.CableSettings(gauss_newton_below=float("nan"))
-    assert jw.CableSettings().gauss_newton_below == 0.0  # Simbody's MinimumLength by default
+    # On by default; 0 is Simbody's MinimumLength exactly.
+    assert jw.CableSettings().gauss_newton_below == 1e-2

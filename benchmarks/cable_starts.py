@@ -1,0 +1,137 @@
+"""Which cold-start candidates are needed (docs/cable.md#cold-start-candidates).
+
+For random configurations of `cable_trust.py`'s class (uniformly random obstacle rotations,
+random end points), every candidate start of one leg (first and fallback, see
+`jaxwrap/_cable/_candidates.py`) is solved on its own, and the script prints, per start:
+how often it ends on a genuine path, its corrections per solve (median, 90th percentile),
+and how often it is the only start to reach the shortest genuine path of all of them; then,
+for the start lists it is asked about, how many configurations each misses that shortest
+path on, and on how many it leaves no genuine path at all.
+
+    python benchmarks/cable_starts.py --kind torus --num 4096 [--seed 0]
+    python benchmarks/cable_starts.py --kind chain --num 1024   # the sphere-cylinder leg
+
+Tolerance 1e-9 and 100 corrections, as `cable_trust.py`'s check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import time
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import cable_trust as ct  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+from jaxwrap._cable._candidates import EXACT, _leg_starts  # noqa: E402
+from jaxwrap._cable._faults import leg_scores  # noqa: E402
+from jaxwrap._cable._geometry import evaluate  # noqa: E402
+from jaxwrap._cable._solver import run_solver  # noqa: E402
+from jaxwrap._cable._state import build_scene, initial_states, lifted_placeholder  # noqa: E402
+
+
+def start_names(kind: str) -> tuple[list[str], int]:
+    """Names of the first and fallback starts of leg 0, in `_leg_starts`' order, and the
+    number of first starts."""
+    if kind == "chain":
+        sides = [f"{o} {s}" for o in ("sphere", "cylinder") for s in ("near", "quarter", "three-quarter")]
+        return ["hints", "lifted", *sides, "sphere far", "cylinder far"], 8
+    return ["lifted", "near", "quarter", "three-quarter", "hint", "far"], 4
+
+
+def _states(c, scene, starts):
+    """Initial states of `starts` (obstacle -> hint, None for lifted; the others lifted)."""
+    n = c.num_obstacles
+    hints = [[] for _ in range(n)]
+    lifted = np.zeros((len(starts), n), bool)
+    exact = np.zeros((len(starts), n), bool)
+    for k, start in enumerate(starts):
+        for i in range(n):
+            hint = start.get(i, c.obstacles[i].contact_hint)
+            exact[k, i] = isinstance(hint, str) and hint == EXACT
+            lifted[k, i] = hint is None
+            hint = c.obstacles[i].contact_hint if exact[k, i] else hint
+            hints[i].append(lifted_placeholder(hint))
+    return initial_states(c, scene, [jnp.stack(h) for h in hints], lifted, exact)
+
+
+def solve_every_start(kind: str, num: int, seed: int, chunk: int = 512):
+    base = ct.cable(kind, smoothness_tolerance=1e-9, max_iterations=100)
+
+    @jax.jit
+    @functools.partial(jax.vmap, in_axes=(None, 0))
+    def run(c, key):
+        poses, ends = ct.configuration(kind, key)
+        c = ct._with_ends(c, ends)
+        scene = build_scene(c, poses)
+        first, fallback = _leg_starts(c, scene, 0)
+        states = _states(c, scene, first + fallback)
+        carries = jax.vmap(run_solver, in_axes=(None, None, 0))(c, scene, states)
+        lengths, genuine = jax.vmap(lambda carry: leg_scores(c, scene, carry))(carries)
+        return (
+            jnp.where(genuine, lengths, jnp.inf)[:, 0],
+            carries.iterations[:, 0],
+            jax.vmap(lambda carry: _turning(c, scene, carry))(carries),
+        )
+
+    lengths, iterations, turning = [], [], []
+    for offset in range(0, num, chunk):
+        keys = jax.random.split(jax.random.PRNGKey(seed * 1_000_003 + offset), chunk)
+        L, it, turn = run(base, keys)
+        lengths.append(np.asarray(L))
+        iterations.append(np.asarray(it))
+        turning.append(np.asarray(turn))
+    return np.concatenate(lengths)[:num], np.concatenate(iterations)[:num], np.concatenate(turning)[:num]
+
+
+def _turning(c, scene, carry):
+    """The largest turn (rad) of the cable over one obstacle of leg 0: the angle between
+    its incoming and outgoing lines, 0 for an obstacle not in contact."""
+    ev = evaluate(c, scene, carry.state)
+    leg = jnp.array(c.legs()[0], int)
+    cos = jnp.clip(jnp.sum(ev.lines.e_in[leg] * ev.lines.e_out[leg], axis=-1), -1.0, 1.0)
+    return jnp.max(jnp.where(ev.neighbours.active[leg], jnp.arccos(cos), 0.0))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kind", choices=("ellipsoid", "torus", "chain"), default="torus")
+    parser.add_argument("--num", type=int, default=1024)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--save", help="write the lengths (inf: not genuine) and corrections to this .npz")
+    args = parser.parse_args()
+    names, num_first = start_names(args.kind)
+    t0 = time.perf_counter()
+    L, it, turn = solve_every_start(args.kind, args.num, args.seed)
+    assert L.shape[1] == len(names), (L.shape, names)
+    if args.save:
+        np.savez(args.save, lengths=L, corrections=it, turning=turn, names=np.array(names))
+    print(f"{args.kind}: {args.num} configurations (seed {args.seed}), {time.perf_counter() - t0:.0f} s")
+    best = L.min(axis=1)
+    for k, name in enumerate(names):
+        others = np.delete(L, k, axis=1).min(axis=1)
+        only = int(np.sum(L[:, k] < others * (1 - 1e-9)))
+        print(
+            f"  {name:24s} genuine {np.isfinite(L[:, k]).mean():7.2%}  corrections median "
+            f"{np.median(it[:, k]):5.1f} p90 {np.percentile(it[:, k], 90):5.1f}  only shortest {only}"
+        )
+
+    def report(label, keep):
+        b = L[:, keep].min(axis=1)
+        missed = int(np.sum(b > best * (1 + 1e-9) + 1e-12))
+        print(f"  {label:40s} misses the shortest on {missed}, no genuine path on {int(np.sum(~np.isfinite(b)))}")
+
+    every = list(range(len(names)))
+    report("all starts", every)
+    report("first starts only", every[:num_first])
+    for k in every:
+        report(f"without {names[k]}", [j for j in every if j != k])
+
+
+if __name__ == "__main__":
+    main()
