@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import jaxwrap as jw
-from jaxwrap._cable._solver import buffer_size
+from jaxwrap._cable._solver import buffer_size, run_solver
+from jaxwrap._cable._state import build_scene, initial_state
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "benchmarks"))
 import cable_sweeps  # noqa: E402
@@ -53,3 +54,35 @@ def test_batched_lanes_equal_single_solves(sweep, cold_start, batch):
         assert int(iti) == it[i] and int(ri) == int(result[i]), i
         np.testing.assert_allclose(Li, L[i], rtol=0, atol=1e-14, equal_nan=True)
         np.testing.assert_allclose(si, smooth[i], rtol=0, atol=1e-14, equal_nan=True)
+
+
+@pytest.mark.parametrize("fraction", [0.5, 1.0])
+def test_frozen_lanes_are_never_stepped(fraction):
+    """Lanes that start finished (a candidate round's settled legs) come back exactly as
+    they went in, with no iteration, among unfrozen ones or all of them frozen; the
+    others are solved as alone."""
+    sw = SWEEPS["ellipsoid_0"]
+    cable = cable_sweeps.cable_from(sw, "minimum_length", "hints")
+    poses_at = cable_sweeps.pose_of_angle(sw)
+    rng = np.random.default_rng(5)
+    angles = jnp.asarray(rng.uniform(min(sw["angles"]), max(sw["angles"]), 160))
+    frozen = jnp.asarray(rng.uniform(size=160) < fraction)
+
+    def solve(a, f):
+        scene = build_scene(cable, poses_at(a))
+        state0 = initial_state(cable, scene, [o.contact_hint for o in cable.obstacles])
+        carry = run_solver(cable, scene, state0, jnp.full(len(cable.legs()), f))
+        return carry.iterations, carry.done, carry.state, state0
+
+    iterations, done, state, state0 = jax.jit(jax.vmap(solve))(angles, frozen)
+    f = np.asarray(frozen)
+    assert np.all(np.asarray(iterations)[f] == 0) and np.all(np.asarray(done))
+    for x, x0 in zip(jax.tree.leaves(state), jax.tree.leaves(state0)):
+        np.testing.assert_array_equal(np.asarray(x)[f], np.asarray(x0)[f])
+    if not f.all():
+        single = jax.jit(solve)
+        for i in np.flatnonzero(~f)[:3]:
+            it_i, _, state_i, _ = single(angles[i], frozen[i])
+            assert int(it_i[0]) == int(iterations[i, 0])
+            for x, xi in zip(jax.tree.leaves(state), jax.tree.leaves(state_i)):
+                np.testing.assert_allclose(np.asarray(x)[i], xi, rtol=0, atol=1e-14)

@@ -1,0 +1,87 @@
+"""The candidate cold start's rounds (docs/cable.md#cold-start-candidates): the further
+starts (hint, far side) run only where the first ones do not settle a leg, and the kept
+path is still the shortest over every start, including a configuration where only a
+quarter side reaches it while lifted, near side and hint agree on a longer wrap, and one
+where only the far side gives a genuine path."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxwrap as jw
+from jaxwrap._cable._candidates import settled
+
+sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "benchmarks"))
+import cable_starts  # noqa: E402
+import cable_trust as ct  # noqa: E402
+
+INF = np.inf
+
+
+def test_settled_needs_two_agreeing_genuine_candidates_where_asked():
+    cable = jw.CableSpan(0, [0.0, 0.0, 0.0], 0, [1.0, 0.0, 0.0])  # default tolerance 0.1°
+    tol2 = float(cable.settings.smoothness_tolerance) ** 2
+    scores = jnp.array(
+        [
+            [2.0, 2.0, INF, 3.0, 5.0],
+            [2.0 * (1 + 0.5 * tol2), 2.1, INF, INF, 5.0 * (1 + 3 * tol2)],
+            [INF, 1.9, INF, INF, INF],
+        ]
+    )
+    agree = np.array([True, True, True, False, True])
+    # leg 0: two within the tolerance's slack; leg 1: the shortest (1.9) found once;
+    # leg 2: nothing genuine; leg 3: one genuine path is enough without agreement;
+    # leg 4: 3 tol² apart is two paths.
+    assert settled(cable, scores, agree).tolist() == [True, False, False, True, False]
+    assert settled(cable, jnp.full((4, 2), INF), np.array([True, False])).tolist() == [False, False]
+
+
+@pytest.fixture(scope="module")
+def torus_starts():
+    """16 torus configurations of `benchmarks/cable_starts.py`'s class (seed 0): number
+    276, where lifted, near side and hint agree on a wrap 0.17 % longer than the one a
+    quarter side reaches; number 2951, where only the far side (a further start) ends on
+    a genuine path; and 14 others. Every start solved alone, and the default solve."""
+    keys = jnp.concatenate(
+        [
+            cable_starts.configuration_keys(0, 0, 512)[jnp.array([276])],
+            cable_starts.configuration_keys(0, 2560, 512)[jnp.array([2951 - 2560])],
+            cable_starts.configuration_keys(0, 0, 512)[:14],
+        ]
+    )
+    cable = ct.cable("torus", smoothness_tolerance=1e-9, max_iterations=100)
+    every, _ = cable_starts.every_start("torus")(cable, keys)
+
+    @jax.jit
+    @jax.vmap
+    def solve(key):
+        poses, ends = ct.configuration("torus", key)
+        path = jw.solve_cable(ct._with_ends(cable, ends), poses)
+        return path.length, path.converged
+
+    length, converged = solve(keys)
+    return np.asarray(every), np.asarray(length), np.asarray(converged)
+
+
+def test_the_kept_path_is_the_shortest_of_every_start(torus_starts):
+    every, length, converged = torus_starts
+    names, num_first = cable_starts.start_names("torus")
+    best = every.min(axis=1)
+    # Configuration 276: the first starts disagree; the quarter side's path is kept.
+    assert names[2] == "quarter" and every[0, 2] == best[0]
+    assert every[0, 0] == pytest.approx(every[0, 1], rel=1e-12) and every[0, 0] > best[0] * (1 + 1e-3)
+    # Configuration 2951: no first start is genuine, so the further ones run.
+    assert names[5] == "far" and np.isinf(every[1, :num_first]).all() and np.isfinite(every[1, 5])
+    ok = np.isfinite(best)
+    assert ok.sum() >= 14
+    np.testing.assert_array_equal(converged, ok)
+    np.testing.assert_allclose(length[ok], best[ok], rtol=1e-9)
+    # The solver's rule, replayed on the separate solves, keeps the same lengths.
+    kept, _ = cable_starts.as_solved(every, np.zeros_like(every, dtype=int), num_first)
+    np.testing.assert_allclose(kept[ok], best[ok], rtol=1e-9)
