@@ -38,7 +38,8 @@ def _check_positive_setting(name: str, value, unit: str = "") -> None:
 
 
 class CableSettings(eqx.Module):
-    """Solver settings; the defaults are Simbody's (docs/cable.md#default-settings).
+    """Solver settings; the defaults are Simbody's but for the cold start and the
+    Gauss-Newton polish (docs/cable.md#default-settings).
 
     **Fields:**
 
