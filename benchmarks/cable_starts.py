@@ -30,10 +30,10 @@ import cable_trust as ct  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from jaxwrap._cable._candidates import EXACT, _leg_starts  # noqa: E402
+from jaxwrap._cable._candidates import _leg_starts, start_states  # noqa: E402
 from jaxwrap._cable._faults import leg_scores  # noqa: E402
 from jaxwrap._cable._solver import run_solver  # noqa: E402
-from jaxwrap._cable._state import build_scene, initial_states, lifted_placeholder  # noqa: E402
+from jaxwrap._cable._state import build_scene  # noqa: E402
 
 
 def start_names(kind: str) -> tuple[list[str], int]:
@@ -43,22 +43,6 @@ def start_names(kind: str) -> tuple[list[str], int]:
         sides = [f"{o} {s}" for o in ("sphere", "cylinder") for s in ("near", "quarter", "three-quarter")]
         return ["hints", "lifted", *sides, "sphere far", "cylinder far"], 8
     return ["lifted", "near", "quarter", "three-quarter", "hint", "far"], 4
-
-
-def _states(c, scene, starts):
-    """Initial states of `starts` (obstacle -> hint, None for lifted; the others lifted)."""
-    n = c.num_obstacles
-    hints = [[] for _ in range(n)]
-    lifted = np.zeros((len(starts), n), bool)
-    exact = np.zeros((len(starts), n), bool)
-    for k, start in enumerate(starts):
-        for i in range(n):
-            hint = start.get(i, c.obstacles[i].contact_hint)
-            exact[k, i] = isinstance(hint, str) and hint == EXACT
-            lifted[k, i] = hint is None
-            hint = c.obstacles[i].contact_hint if exact[k, i] else hint
-            hints[i].append(lifted_placeholder(hint))
-    return initial_states(c, scene, [jnp.stack(h) for h in hints], lifted, exact)
 
 
 def every_start(kind: str):
@@ -73,7 +57,7 @@ def every_start(kind: str):
         c = ct._with_ends(c, ends)
         scene = build_scene(c, poses)
         first, further, _ = _leg_starts(c, scene, 0)
-        states = _states(c, scene, first + further)
+        states = start_states(c, scene, first + further)
         carries = jax.vmap(run_solver, in_axes=(None, None, 0))(c, scene, states)
         lengths, genuine = jax.vmap(lambda carry: leg_scores(c, scene, carry))(carries)
         return jnp.where(genuine, lengths, jnp.inf)[:, 0], carries.iterations[:, 0]

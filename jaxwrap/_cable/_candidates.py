@@ -144,6 +144,23 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
     return starts, further, True
 
 
+def start_states(cable: AbstractCableSpan, scene: Scene, slots: list[Start]) -> CurveState:
+    """The initial states of a list of starts (leading axis: one per slot); an obstacle a
+    slot does not name starts from its contact hint."""
+    n = cable.num_obstacles
+    hints: list[list[Array]] = [[] for _ in range(n)]  # per obstacle, one hint per slot
+    lifted = np.zeros((len(slots), n), bool)
+    exact = np.zeros((len(slots), n), bool)
+    for k, slot in enumerate(slots):
+        for i, obstacle in enumerate(cable.obstacles):
+            hint = slot.get(i, obstacle.contact_hint)
+            exact[k, i] = is_exact = isinstance(hint, str)
+            lifted[k, i] = hint is None
+            # An exact start's hint only picks a sphere wrap's plane where any will do.
+            hints[i].append(lifted_placeholder(obstacle.contact_hint if is_exact else hint))
+    return initial_states(cable, scene, [jnp.stack(h) for h in hints], lifted, exact)
+
+
 def _schedule(cable: AbstractCableSpan, scene: Scene) -> tuple[CurveState, np.ndarray, np.ndarray]:
     """Every start laid out in rounds of ``K`` slots: the states, shape ``(R, K, ...)``, the
     static mask ``(R, K, legs)`` of slots a leg does not use, and the static per-leg flag
@@ -153,22 +170,17 @@ def _schedule(cable: AbstractCableSpan, scene: Scene) -> tuple[CurveState, np.nd
     per_leg = [[first] + [further[j : j + K] for j in range(0, len(further), K)] for first, further, _ in plans]
     R = max(len(rounds) for rounds in per_leg)
     unused = np.ones((R, K, len(plans)), bool)
-    n = cable.num_obstacles
-    hints: list[list[Array]] = [[] for _ in range(n)]  # per obstacle, one hint per slot
-    lifted = np.zeros((R * K, n), bool)
-    exact = np.zeros((R * K, n), bool)
+    slots: list[Start] = []  # one start of every obstacle per slot, round by round
     for r in range(R):
         for k in range(K):
+            slot: Start = {}
             for leg, rounds in enumerate(per_leg):
                 used = r < len(rounds) and k < len(rounds[r])
                 unused[r, k, leg] = not used
                 # An unused slot still needs some state; it is frozen, never solved.
-                for i, hint in (rounds[r][k] if used else plans[leg][0][0]).items():
-                    exact[r * K + k, i] = is_exact = isinstance(hint, str)
-                    lifted[r * K + k, i] = hint is None
-                    # An exact start's hint only picks a sphere wrap's plane where any will do.
-                    hints[i].append(lifted_placeholder(cable.obstacles[i].contact_hint if is_exact else hint))
-    states = initial_states(cable, scene, [jnp.stack(h) for h in hints], lifted, exact)
+                slot.update(rounds[r][k] if used else plans[leg][0][0])
+            slots.append(slot)
+    states = start_states(cable, scene, slots)
     stacked = jax.tree.map(lambda x: x.reshape(R, K, *x.shape[1:]), states)
     return stacked, unused, np.array([agree for _, _, agree in plans], bool)
 

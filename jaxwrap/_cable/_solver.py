@@ -412,8 +412,9 @@ def _compacted_loop(static, body, args, batched, size: int) -> SolverCarry:
         return jax.tree.map(lambda x, y: x.at[ids].set(y), full, part)
 
     # Lanes that start finished (frozen: the candidate start's further rounds, where most
-    # legs are already settled) are never loaded: the buffer takes the unfinished lanes first, in order, and
-    # stops refilling after the last of them, so a batch of frozen lanes costs no step.
+    # legs are already settled) are never loaded: the buffer takes the unfinished lanes
+    # first, in order, and stops refilling after the last of them, so a batch of frozen
+    # lanes costs no step.
     order = jnp.argsort(jnp.all(carry.done, axis=-1), stable=True)
     pending = _unfinished(carry)
 
