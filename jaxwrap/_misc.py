@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, ArrayLike, Bool, Float, Real
+from jaxtyping import Array, ArrayLike, Bool, Float, PyTree, Real
 
 
 # ---------------------------------------------------------------------------- conversions
@@ -168,3 +168,43 @@ def all_finite(*trees) -> Bool[Array, ""]:
     if not leaves:
         return jnp.asarray(True)
     return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in leaves]))
+
+
+def lane_cond(pred: Bool[Array, ""], fn: Callable[..., PyTree], *operands) -> PyTree:
+    """``fn(*operands)`` where `pred` holds, zeros (of its output's shapes) elsewhere; `fn`
+    runs only when it is needed.
+
+    Unbatched this is a `lax.cond`. Under `jax.vmap` a `lax.cond` on a batched predicate
+    becomes a `select` that runs both branches on every lane; here the batch runs `fn`
+    (on every lane, masked) only when `pred` holds on some lane, and skips it otherwise.
+    `fn` must be a function of its operands alone (it may not close over traced values).
+    """
+    out = jax.eval_shape(fn, *operands)
+
+    def zeros():
+        return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), out)
+
+    @jax.custom_batching.custom_vmap
+    def run(pred, operands):
+        return jax.lax.cond(pred, lambda ops: fn(*ops), lambda ops: zeros(), operands)
+
+    @run.def_vmap
+    def _batched(axis_size, in_batched, pred, operands):
+        pred_batched, ops_batched = in_batched
+        axes = tuple(jax.tree.map(lambda b: 0 if b else None, ops_batched))
+
+        def compute(pred, *ops):
+            if any(a == 0 for a in jax.tree.leaves(axes)):
+                values = jax.vmap(fn, in_axes=axes)(*ops)
+            else:
+                values = jax.tree.map(lambda x: jnp.broadcast_to(x, (axis_size, *x.shape)), fn(*ops))
+            if not pred_batched:
+                return values
+            return jax.tree.map(lambda x: jnp.where(pred.reshape(-1, *([1] * (x.ndim - 1))), x, 0), values)
+
+        # Itself a `lane_cond`, so that under a further `vmap` the batch of batches again
+        # runs `fn` only where some lane needs it.
+        result = lane_cond(jnp.any(pred), compute, pred, *operands)
+        return result, jax.tree.map(lambda _: True, result)
+
+    return run(jnp.asarray(pred), tuple(operands))

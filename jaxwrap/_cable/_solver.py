@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PyTree
 
-from .._misc import concretely
+from .._misc import concretely, lane_cond
 from .._results import RESULTS
 from .._surfaces import AbstractSurface, Geodesic, GeodesicIntegrator
 from .._surfaces._geodesic_ode import length_scale, shoot_numerically
@@ -167,40 +167,21 @@ def _pinv_solve(A: Array, b: Array) -> Array:
     return jnp.linalg.pinv(A, rtol=max(A.shape) * eps ** (7 / 8)) @ b
 
 
-def solver_step(cable: AbstractCableSpan, evaluation: Evaluation, weight: Float[Array, " n"]) -> Float[Array, "n 4"]:
-    """The correction of the configured algorithm (docs/cable.md#algorithms), before
-    limiting. `weight` is each obstacle's leg smoothness (0 for frozen legs, whose rows
-    and columns are masked out)."""
-    ev = evaluation
-    n = ev.error.shape[0]
-    var = variations(ev.curves)
-    J4 = path_error_jacobian(ev.curves, var, ev.neighbours, ev.lines)
-    live = ev.neighbours.active & (weight > 0)
-    J4 = jnp.where(live[:, None, None, None] & live[None, None, :, None], J4, 0.0)
-    error = jnp.where(live[:, None], ev.error, 0.0)
+def _gauss_newton(J4, error, weight, live, size):
+    """Gauss-Newton on the path error with a length-change penalty weighted by the error,
+    in corrections x = c / size (Simbody's Scholz2015 step for size 1)."""
+    n = error.shape[0]
+    W = jnp.zeros((n, n, 4), error.dtype).at[jnp.arange(n), jnp.arange(n), 3].set(jnp.where(live, weight, 0.0))
+    A = jnp.concatenate([J4.reshape(4 * n, 4 * n) * size[None, :], W.reshape(n, 4 * n)])
+    rhs = jnp.concatenate([error.reshape(-1), jnp.zeros(n, error.dtype)])
+    return (-_pinv_solve(A, rhs) * size).reshape(n, 4)
 
-    def gauss_newton(size=None):
-        # Gauss-Newton on the path error with a length-change penalty weighted by the error;
-        # with `size`, in corrections x = c / size (as the scale-free step below).
-        W = jnp.zeros((n, n, 4), error.dtype).at[jnp.arange(n), jnp.arange(n), 3].set(jnp.where(live, weight, 0.0))
-        unit = jnp.ones(4 * n, error.dtype) if size is None else size
-        A = jnp.concatenate([J4.reshape(4 * n, 4 * n) * unit[None, :], W.reshape(n, 4 * n)])
-        rhs = jnp.concatenate([error.reshape(-1), jnp.zeros(n, error.dtype)])
-        return (-_pinv_solve(A, rhs) * unit).reshape(n, 4)
 
-    if cable.settings.algorithm == "scholz2015":
-        return gauss_newton()
-
-    # minimum_length: SQP on the length subject to zero normal path error. With
-    # `scale_free_step`, in corrections x = c / (ℓ, ℓ, 1, ℓ) per curve, ℓ its surface's
-    # extent, with the damping μ ℓ: every term of the step then scales with the scene, so
-    # its iterates are the same at any size (docs/cable.md#scale); for ℓ = 1 (and
-    # without it) this is Simbody's step.
-    g4, H4 = length_gradient_and_hessian(ev.curves, var, ev.neighbours, ev.lines)
-    if cable.settings.scale_free_step:
-        size = _correction_scale(cable, error.dtype)
-    else:
-        size = jnp.ones(4 * n, error.dtype)
+def _minimum_length(J4, error, weight, live, size, curves, var, neighbours, lines):
+    """The SQP step on the length subject to zero normal path error, in corrections
+    x = c / size (docs/cable.md#algorithms)."""
+    n = error.shape[0]
+    g4, H4 = length_gradient_and_hessian(curves, var, neighbours, lines)
     g = jnp.where(live[:, None], g4, 0.0).reshape(4 * n) * size
     H = jnp.where(live[:, None, None, None] & live[None, None, :, None], H4, 0.0).reshape(4 * n, 4 * n)
     H = size[:, None] * H * size[None, :]
@@ -219,20 +200,40 @@ def solver_step(cable: AbstractCableSpan, evaluation: Evaluation, weight: Float[
     A = J @ Q_inv @ J.T
     lam = _pinv_solve(A, e - J @ Q_inv @ g)
     q = -0.5 * Q_inv @ (g + J.T @ lam)
-    c = jnp.where(live[:, None], (q * size).reshape(n, 4), 0.0)
+    return jnp.where(live[:, None], (q * size).reshape(n, 4), 0.0)
+
+
+def solver_step(cable: AbstractCableSpan, evaluation: Evaluation, weight: Float[Array, " n"]) -> Float[Array, "n 4"]:
+    """The correction of the configured algorithm (docs/cable.md#algorithms), before
+    limiting. `weight` is each obstacle's leg smoothness (0 for frozen legs, whose rows
+    and columns are masked out)."""
+    ev = evaluation
+    var = variations(ev.curves)
+    J4 = path_error_jacobian(ev.curves, var, ev.neighbours, ev.lines)
+    live = ev.neighbours.active & (weight > 0)
+    J4 = jnp.where(live[:, None, None, None] & live[None, None, :, None], J4, 0.0)
+    error = jnp.where(live[:, None], ev.error, 0.0)
+    ones = jnp.ones(4 * error.shape[0], error.dtype)
+    if cable.settings.algorithm == "scholz2015":
+        return _gauss_newton(J4, error, weight, live, ones)
+
+    # minimum_length: with `scale_free_step`, in corrections x = c / (ℓ, ℓ, 1, ℓ) per
+    # curve, ℓ its surface's extent, with the damping μ ℓ: every term of the step then
+    # scales with the scene, so its iterates are the same at any size
+    # (docs/cable.md#scale); for ℓ = 1 (and without it) this is Simbody's step.
+    size = _correction_scale(cable, error.dtype) if cable.settings.scale_free_step else ones
+    sqp_operands = (J4, error, weight, live, size, ev.curves, var, ev.neighbours, ev.lines)
     polish = cable.settings.gauss_newton_below
     if concretely(lambda x: x == 0, polish):
-        return c
-    # Near the path, the Gauss-Newton step: the halved SQP step above converges only
-    # linearly there (docs/cable.md#gauss-newton-polish).
-    scale = size if cable.settings.scale_free_step else None
-
-    def polished():
-        return jnp.where((live & (weight < polish))[:, None], gauss_newton(scale), c)
-
-    # A `cond`, not a `where`: the setting is shared by a batch, so with the polish off
-    # (0, traced under `jit`) its solve is skipped at run time.
-    return jax.lax.cond(jnp.asarray(polish) > 0, polished, lambda: c)
+        return _minimum_length(*sqp_operands)
+    # Near the path, the Gauss-Newton step: the halved SQP step converges only linearly
+    # there (docs/cable.md#gauss-newton-polish). Each step is computed only where some
+    # curve takes it: under `vmap`, only when some lane of the batch does
+    # (docs/performance.md#where-a-warm-steps-time-goes).
+    near = live & (weight < polish)
+    gauss_newton = lane_cond(jnp.any(near), _gauss_newton, J4, error, weight, live, size)
+    minimum_length = lane_cond(jnp.any(live & ~near), _minimum_length, *sqp_operands)
+    return jnp.where(near[:, None], gauss_newton, minimum_length)
 
 
 def _correction_scale(cable: AbstractCableSpan, dtype) -> Float[Array, " four_n"]:
