@@ -41,7 +41,7 @@ from ._definition import AbstractCableSpan
 from ._faults import path_faults
 from ._geometry import evaluate, path_error_jacobian, total_length, variations
 from ._path import CablePath
-from ._solver import apply_correction, run_solver, select
+from ._solver import apply_correction, map_by_kind, run_solver, select
 from ._state import LIFTED, CurveState, Scene, build_scene, initial_state
 
 
@@ -74,10 +74,14 @@ def _path_error(c_flat, inputs):
     c = c_flat.reshape(-1, 4)
     active = state.status != LIFTED
     accuracy = cable.settings.curve_segment_accuracy
-    geodesics = tuple(
-        select(active[i], _reshoot(cable.obstacles[i].surface, g, c[i], accuracy, cable.settings.integrator()), g)
-        for i, g in enumerate(state.geodesics)
+    integrator = cable.settings.integrator()
+    reshot = map_by_kind(
+        lambda surface, g, c_i: _reshoot(surface, g, c_i, accuracy, integrator),
+        [o.surface for o in cable.obstacles],
+        state.geodesics,
+        c,
     )
+    geodesics = tuple(select(active[i], reshot[i], g) for i, g in enumerate(state.geodesics))
     ev = evaluate(cable, scene, dataclasses.replace(state, geodesics=geodesics))
     return jnp.where(active[:, None], ev.error, 0.0).reshape(-1), geodesics
 

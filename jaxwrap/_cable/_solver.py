@@ -161,6 +161,41 @@ def apply_correction(
     return surface.shoot_geodesic(point, tangent, length, accuracy=accuracy, integrator=integrator)
 
 
+def same_kind_groups(surfaces) -> list[list[int]]:
+    """The obstacles' indices grouped by surface kind: same type, same pytree structure
+    (static fields included) and the same leaf shapes and dtypes, so that a group's
+    surfaces stack into one batched surface. Groups keep path order."""
+    groups: dict = {}
+    for i, surface in enumerate(surfaces):
+        leaves, treedef = jax.tree.flatten(surface)
+        key = (type(surface), treedef, tuple((jnp.shape(x), jnp.result_type(x)) for x in leaves))
+        groups.setdefault(key, []).append(i)
+    return list(groups.values())
+
+
+def map_by_kind(fn, surfaces, *per_obstacle) -> list:
+    """``[fn(surfaces[i], *(a[i] for a in per_obstacle)) for i]``, with each group of
+    surfaces of one kind (`same_kind_groups`) stacked and run as one `jax.vmap`: one
+    geodesic loop (and one traced copy of it) per kind instead of one per obstacle, which
+    runs as long as its longest curve rather than the sum of them
+    (docs/performance.md#obstacles-of-one-kind)."""
+    out: list = [None] * len(surfaces)
+    for group in same_kind_groups(surfaces):
+        if len(group) == 1:
+            i = group[0]
+            out[i] = fn(surfaces[i], *(a[i] for a in per_obstacle))
+            continue
+
+        def stack(items):
+            return jax.tree.map(lambda *xs: jnp.stack(xs), *items)
+
+        args = [stack([a[i] for i in group]) for a in per_obstacle]
+        batched = jax.vmap(fn)(stack([surfaces[i] for i in group]), *args)
+        for k, i in enumerate(group):
+            out[i] = jax.tree.map(lambda x, k=k: x[k], batched)
+    return out
+
+
 def _pinv_solve(A: Array, b: Array) -> Array:
     # Minimum-norm least squares, like Simbody's FactorQTZ with rcond = max(m, n) eps^(7/8).
     eps = jnp.finfo(A.dtype).eps
@@ -301,14 +336,18 @@ def _solver_body(cable: AbstractCableSpan, scene: Scene, carry: SolverCarry) -> 
     c = limit_step(cable, ev, solver_step(cable, ev, weight)) if n else jnp.zeros((0, 4), dtype)
     geodesics = list(state.geodesics)
     failed = list(carry.geodesic_failed[i] for i in range(n))
-    accuracy = cable.settings.curve_segment_accuracy
+    accuracy, integrator = cable.settings.curve_segment_accuracy, cable.settings.integrator()
+    moves = stepping[leg_of] & ev.neighbours.active if n else jnp.zeros(0, bool)
+    corrected = map_by_kind(
+        lambda surface, g, c_i, m: apply_correction(surface, g, c_i, accuracy, integrator, moves=m),
+        [o.surface for o in cable.obstacles],
+        geodesics,
+        c,
+        moves,
+    )
     for i in range(n):
-        moves = stepping[leg_of[i]] & ev.neighbours.active[i]
-        corrected = apply_correction(
-            cable.obstacles[i].surface, geodesics[i], c[i], accuracy, cable.settings.integrator(), moves=moves
-        )
-        geodesics[i] = select(moves, corrected, geodesics[i])
-        failed[i] = failed[i] | (moves & (corrected.result != RESULTS.successful))
+        geodesics[i] = select(moves[i], corrected[i], geodesics[i])
+        failed[i] = failed[i] | (moves[i] & (corrected[i].result != RESULTS.successful))
     state = dataclasses.replace(state, geodesics=tuple(geodesics))
     failed = jnp.stack(failed) if n else carry.geodesic_failed
     # A leg whose geodesic failed stops: its state holds NaN from here on.
