@@ -1,7 +1,7 @@
 """`lane_cond` (jaxwrap/_misc.py): ``fn(*operands)`` where the predicate holds and zeros
 elsewhere, with `fn` run only when some lane of a batch needs it. The cable solver uses
 it to compute the minimum-length and the Gauss-Newton steps only where some curve takes
-them (docs/performance.md#where-a-warm-steps-time-goes)."""
+them (docs/performance.md#where-a-warm-steps-time-goes-and-a-larger-polish-threshold)."""
 
 from __future__ import annotations
 

@@ -264,7 +264,7 @@ def solver_step(cable: AbstractCableSpan, evaluation: Evaluation, weight: Float[
     # Near the path, the Gauss-Newton step: the halved SQP step converges only linearly
     # there (docs/cable.md#gauss-newton-polish). Each step is computed only where some
     # curve takes it: under `vmap`, only when some lane of the batch does
-    # (docs/performance.md#where-a-warm-steps-time-goes).
+    # (docs/performance.md#where-a-warm-steps-time-goes-and-a-larger-polish-threshold).
     near = live & (weight < polish)
     gauss_newton = lane_cond(jnp.any(near), _gauss_newton, J4, error, weight, live, size)
     minimum_length = lane_cond(jnp.any(live & ~near), _minimum_length, *sqp_operands)
