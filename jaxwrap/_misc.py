@@ -170,6 +170,18 @@ def all_finite(*trees) -> Bool[Array, ""]:
     return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in leaves]))
 
 
+def structure_key(tree) -> tuple:
+    """A hashable key equal for pytrees that stack into one batched pytree: the same
+    structure (static fields included) and the same leaf shapes and dtypes."""
+    leaves, treedef = jax.tree.flatten(tree)
+    return treedef, tuple((jnp.shape(x), jnp.result_type(x)) for x in leaves)
+
+
+def stack_trees(trees: Sequence[PyTree]) -> PyTree:
+    """Pytrees of one `structure_key` stacked leaf by leaf along a new leading axis."""
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
+
+
 def lane_cond(pred: Bool[Array, ""], fn: Callable[..., PyTree], *operands) -> PyTree:
     """``fn(*operands)`` where `pred` holds, zeros (of its output's shapes) elsewhere; `fn`
     runs only when it is needed.
@@ -194,7 +206,7 @@ def lane_cond(pred: Bool[Array, ""], fn: Callable[..., PyTree], *operands) -> Py
         axes = tuple(jax.tree.map(lambda b: 0 if b else None, ops_batched))
 
         def compute(pred, *ops):
-            if any(a == 0 for a in jax.tree.leaves(axes)):
+            if any(jax.tree.leaves(ops_batched)):
                 values = jax.vmap(fn, in_axes=axes)(*ops)
             else:
                 values = jax.tree.map(lambda x: jnp.broadcast_to(x, (axis_size, *x.shape)), fn(*ops))

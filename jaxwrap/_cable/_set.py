@@ -26,7 +26,7 @@ from jaxtyping import Array, ArrayLike, Float, Real
 
 from .._kinematics import RobotModel, forward_kinematics, integrate
 from .._kinematics._model import _motion_twists
-from .._misc import all_finite, as_float_array, safe_norm, safe_normalize
+from .._misc import all_finite, as_float_array, safe_norm, safe_normalize, stack_trees, structure_key
 from .._results import RESULTS
 from .._spatial import Transform
 from .._surfaces import Cylinder
@@ -87,11 +87,6 @@ def _leg_span(span: AbstractCableSpan, plan: _LegPlan) -> tuple[CableSpan, np.nd
     )
     bodies = np.array([start_body, *(span.obstacles[i].body for i in plan.obstacles), end_body])
     return leg, bodies
-
-
-def _structure_key(tree) -> tuple:
-    leaves, treedef = jax.tree.flatten(tree)
-    return treedef, tuple((jnp.shape(x), jnp.result_type(x)) for x in leaves)
 
 
 def _is_closed_form(leg: AbstractCableSpan) -> bool:
@@ -312,7 +307,7 @@ class CableSet(eqx.Module):
 
     def num_structures(self) -> int:
         """How many distinct leg structures (compiled solver programs) the set needs."""
-        keys = {_structure_key(_leg_span(self.branches[p.cable][p.branch], p)[0]) for p in self.legs()}
+        keys = {structure_key(_leg_span(self.branches[p.cable][p.branch], p)[0]) for p in self.legs()}
         return len(keys)
 
     def __repr__(self) -> str:
@@ -433,7 +428,7 @@ def _grouped_legs(cables: CableSet) -> dict[tuple, list]:
     groups: dict[tuple, list] = {}
     for plan in cables.legs():
         leg, bodies = _leg_span(cables.branches[plan.cable][plan.branch], plan)
-        groups.setdefault(_structure_key(leg), []).append((plan, leg, bodies))
+        groups.setdefault(structure_key(leg), []).append((plan, leg, bodies))
     return groups
 
 
@@ -458,7 +453,7 @@ def _stacked_groups(cables: CableSet) -> list[_Group]:
         groups.append(
             _Group(
                 members=members,
-                stacked=jax.tree.map(lambda *xs: jnp.stack(xs), *(leg for _, leg, _ in members)),
+                stacked=stack_trees([leg for _, leg, _ in members]),
                 bodies=np.stack([bodies for _, _, bodies in members]),
                 owners=np.array([plan.cable for plan, _, _ in members]),
                 divisor=jnp.stack([cables.divisors[plan.cable][plan.branch] for plan, _, _ in members]),

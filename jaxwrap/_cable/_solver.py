@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PyTree
 
-from .._misc import concretely, lane_cond
+from .._misc import concretely, lane_cond, stack_trees, structure_key
 from .._results import RESULTS
 from .._surfaces import AbstractSurface, Geodesic, GeodesicIntegrator
 from .._surfaces._geodesic_ode import length_scale, shoot_numerically
@@ -162,14 +162,12 @@ def apply_correction(
 
 
 def same_kind_groups(surfaces) -> list[list[int]]:
-    """The obstacles' indices grouped by surface kind: same type, same pytree structure
-    (static fields included) and the same leaf shapes and dtypes, so that a group's
-    surfaces stack into one batched surface. Groups keep path order."""
+    """The obstacles' indices grouped by surface kind (`structure_key`: same type and
+    structure, static fields included, and the same leaf shapes and dtypes), so that a
+    group's surfaces stack into one batched surface. Groups keep path order."""
     groups: dict = {}
     for i, surface in enumerate(surfaces):
-        leaves, treedef = jax.tree.flatten(surface)
-        key = (type(surface), treedef, tuple((jnp.shape(x), jnp.result_type(x)) for x in leaves))
-        groups.setdefault(key, []).append(i)
+        groups.setdefault(structure_key(surface), []).append(i)
     return list(groups.values())
 
 
@@ -185,12 +183,8 @@ def map_by_kind(fn, surfaces, *per_obstacle) -> list:
             i = group[0]
             out[i] = fn(surfaces[i], *(a[i] for a in per_obstacle))
             continue
-
-        def stack(items):
-            return jax.tree.map(lambda *xs: jnp.stack(xs), *items)
-
-        args = [stack([a[i] for i in group]) for a in per_obstacle]
-        batched = jax.vmap(fn)(stack([surfaces[i] for i in group]), *args)
+        args = [stack_trees([a[i] for i in group]) for a in per_obstacle]
+        batched = jax.vmap(fn)(stack_trees([surfaces[i] for i in group]), *args)
         for k, i in enumerate(group):
             out[i] = jax.tree.map(lambda x, k=k: x[k], batched)
     return out
