@@ -75,7 +75,7 @@ class CableSettings(eqx.Module):
     - `gauss_newton_below`: with ``"minimum_length"``, a leg whose smoothness (rad) is
       below this takes the Gauss-Newton step of ``"scholz2015"`` instead, which
       converges quadratically where the minimum-length step, halved, converges linearly
-      (default 1e-2; 0 is Simbody's `MinimumLength` exactly;
+      (default 5e-2; 0 is Simbody's `MinimumLength` exactly;
       docs/cable.md#gauss-newton-polish).
 
     The numeric fields are pytree leaves: under `jax.jit`, new values do not recompile.
@@ -102,7 +102,7 @@ class CableSettings(eqx.Module):
     )
     geodesic_integrator: GeodesicIntegrator | None = None
     gauss_newton_below: float | Float[Array, ""] = eqx.field(
-        default=1e-2, converter=lambda x: scalar_setting(x, "gauss_newton_below")
+        default=5e-2, converter=lambda x: scalar_setting(x, "gauss_newton_below")
     )
 
     def __check_init__(self):

@@ -396,16 +396,17 @@ def _unfinished(carry: SolverCarry) -> Int[Array, ""]:
 
 #: Lane compaction (docs/performance.md#lane-compaction): a batch of at least
 #: COMPACT_FROM lanes is solved in a buffer of 1/BUFFER_FRACTION of its lanes (at least
-#: COMPACT_FROM / 2), refilled as lanes finish.
+#: COMPACT_FROM / 2, at most MAX_BUFFER), refilled as lanes finish.
 COMPACT_FROM = 128
 BUFFER_FRACTION = 4
+MAX_BUFFER = 128
 
 
 def buffer_size(size: int) -> int:
     """The number of lanes the solver loop iterates at once for a batch of `size`."""
     if size < COMPACT_FROM:
         return size
-    return max(COMPACT_FROM // 2, size // BUFFER_FRACTION)
+    return min(MAX_BUFFER, max(COMPACT_FROM // 2, size // BUFFER_FRACTION))
 
 
 def _compacted_loop(static, body, args, batched, size: int) -> SolverCarry:

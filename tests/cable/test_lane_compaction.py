@@ -22,7 +22,7 @@ SWEEPS = {s["name"]: s for s in cable_sweeps.load()}
 
 
 def test_buffer_sizes():
-    assert [buffer_size(n) for n in (1, 64, 127, 128, 200, 512, 4096)] == [1, 64, 127, 64, 64, 128, 1024]
+    assert [buffer_size(n) for n in (1, 64, 127, 128, 200, 512, 4096)] == [1, 64, 127, 64, 64, 128, 128]
 
 
 def _outputs(path):
