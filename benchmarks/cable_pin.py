@@ -8,7 +8,10 @@ each a link on a PinJoint swept over its 2.3 rad range.
 - warm: ``trajectories`` x ``steps`` angles, each trajectory starting at a random angle and
   stepping by ``step`` rad, every solve warm-started from the previous path (jaxwrap
   ``vmap`` over trajectories of a ``lax.scan``; OpenSim: one state carried along each
-  trajectory). The first solve of each trajectory is cold in both.
+  trajectory). The first solve of each trajectory is cold in both;
+- step: the warm figures without those first solves, i.e. the time per warm-started step
+  (jaxwrap: the warm batch's time less that of its first solves alone, per remaining
+  path; OpenSim: the mean of its evaluations after the first of each trajectory).
 
 OpenSim's tolerances everywhere (smoothness 1e-5, accuracy 1e-10, 50 iterations). jaxwrap
 runs in two modes: ``simbody`` (Scholz2015 step, start from the hints: OpenSim's own
@@ -95,9 +98,14 @@ def jaxwrap_times(sweep, cold_angles, warm_angles, mode, repeats):
 
     cold_out, t_cold, c_cold = timed(cold, cable, jnp.asarray(cold_angles), repeats=repeats)
     warm_out, t_warm, c_warm = timed(warm, cable, jnp.asarray(warm_angles), repeats=repeats)
+    # The warm batch's first solves (one cold solve per trajectory) alone, as they run
+    # in it: a batch of one angle per trajectory.
+    _, t_first, _ = timed(cold, cable, jnp.asarray(warm_angles[:, 0]), repeats=repeats)
+    steps = warm_angles.size - warm_angles.shape[0]
     return dict(
         cold=t_cold / cold_angles.size,
         warm=t_warm / warm_angles.size,
+        step=max(t_warm - t_first, 0.0) / steps if steps else float("nan"),
         compile=(c_cold, c_warm),
         cold_out=jax.tree.map(np.asarray, cold_out),
         warm_out=jax.tree.map(np.asarray, warm_out),
@@ -135,14 +143,15 @@ class OpenSimSweep:
         return np.asarray(out, dtype=float)
 
     def warm(self, trajectories):
+        """Rows (time, length, converged, first of its trajectory)."""
         out = []
         for thetas in trajectories:
             s = self.B.fresh_state()
-            for theta in thetas:
+            for k, theta in enumerate(thetas):
                 try:
-                    out.append(self._eval(s, theta))
+                    out.append((*self._eval(s, theta), k == 0))
                 except RuntimeError:
-                    out.append((np.nan, np.nan, False))
+                    out.append((np.nan, np.nan, False, k == 0))
                     s = self.B.fresh_state()
         return np.asarray(out, dtype=float)
 
@@ -173,8 +182,8 @@ def run(
     rows = []
     for kind in kinds:
         members = [s for s in sweeps if s["kind"] == kind][:max_sweeps]
-        acc = {m: dict(cold=[], warm=[], conv_cold=[], conv_warm=[], iters=[], compile=[]) for m in modes}
-        os_cold, os_warm, agree = [], [], {m: [] for m in modes}
+        acc = {m: dict(cold=[], warm=[], step=[], conv_cold=[], conv_warm=[], iters=[], compile=[]) for m in modes}
+        os_cold, os_warm, os_step, agree = [], [], [], {m: [] for m in modes}
         for n, sw in enumerate(members):
             cold_angles, warm_angles = angle_sets(sw, batch, trajectories, steps, step, seed + n)
             os_rec = None
@@ -182,12 +191,15 @@ def run(
                 o = OpenSimSweep(osim, probe, sw)
                 os_rec = o.cold(cold_angles[:opensim_evals])
                 os_cold.extend(os_rec[:, 0])
-                os_warm.extend(o.warm(warm_angles[:opensim_trajectories])[:, 0])
+                os_rec_warm = o.warm(warm_angles[:opensim_trajectories])
+                os_warm.extend(os_rec_warm[:, 0])
+                os_step.extend(os_rec_warm[os_rec_warm[:, 3] == 0, 0])
             for mode in modes:
                 r = jaxwrap_times(sw, cold_angles, warm_angles, mode, repeats)
                 a = acc[mode]
                 a["cold"].append(r["cold"])
                 a["warm"].append(r["warm"])
+                a["step"].append(r["step"])
                 a["conv_cold"].append(r["cold_out"][1].mean())
                 a["conv_warm"].append(r["warm_out"][1].mean())
                 a["iters"].append((r["cold_out"][2].mean(), r["warm_out"][2].mean()))
@@ -206,10 +218,12 @@ def run(
                     sweeps=len(members),
                     cold=float(np.mean(a["cold"])),
                     warm=float(np.mean(a["warm"])),
+                    step=float(np.mean(a["step"])),
                     # Mean time per evaluation (total / count), as jaxwrap's batch time per
                     # path: a few 50-iteration evaluations count in both.
                     os_cold=float(np.nanmean(os_cold)) if os_cold else None,
                     os_warm=float(np.nanmean(os_warm)) if os_warm else None,
+                    os_step=float(np.nanmean(os_step)) if os_step else None,
                     conv_cold=float(np.mean(a["conv_cold"])),
                     conv_warm=float(np.mean(a["conv_warm"])),
                     iters=tuple(np.mean(a["iters"], axis=0)),
@@ -226,12 +240,14 @@ def print_header(batch, trajectories, steps, step):
     print(
         f"\npin-joint sweeps (tests/reference/cable_sweeps_opensim.json), OpenSim's tolerances; cold: batch {batch} "
         f"random angles; warm: {trajectories} trajectories x {steps} steps of {step} rad. Times per path: jaxwrap "
-        "batch time / paths, OpenSim total / evaluations. ratio = OpenSim / jaxwrap (> 1: jaxwrap faster per path); "
+        "batch time / paths, OpenSim total / evaluations; step: warm without the first (cold) solve of each "
+        "trajectory. ratio = OpenSim / jaxwrap (> 1: jaxwrap faster per path); "
         "'same as OpenSim' counts cold angles where both converged and the lengths agree to 1e-6."
     )
     head = (
         f"{'kind':<10} {'jaxwrap':<8} {'cold/path':>10} {'OpenSim':>9} {'ratio':>6} {'warm/path':>10} {'OpenSim':>9} "
-        f"{'ratio':>6} {'iters c/w':>10} {'conv c/w':>12} {'same as OpenSim':>16} {'compile c/w':>12}"
+        f"{'ratio':>6} {'step/path':>10} {'OpenSim':>9} {'ratio':>6} {'iters c/w':>10} {'conv c/w':>12} "
+        f"{'same as OpenSim':>16} {'compile c/w':>12}"
     )
     print(head)
     print("-" * len(head), flush=True)
@@ -248,6 +264,7 @@ def print_row(r):
     print(
         f"{r['kind']:<10} {r['mode']:<8} {us(r['cold']):>10} {us(r['os_cold'])} {ratio(r['os_cold'], r['cold'])} "
         f"{us(r['warm']):>10} {us(r['os_warm'])} {ratio(r['os_warm'], r['warm'])} "
+        f"{us(r['step']):>10} {us(r['os_step'])} {ratio(r['os_step'], r['step'])} "
         f"{r['iters'][0]:4.1f}/{r['iters'][1]:4.1f} {r['conv_cold']:5.3f}/{r['conv_warm']:5.3f} {agree:>16} "
         f"{r['compile'][0]:5.1f}/{r['compile'][1]:4.1f}s",
         flush=True,

@@ -231,15 +231,20 @@ def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
 def choose(
     cable: AbstractCableSpan, carries: SolverCarry, lengths: Float[Array, "K legs"], genuine: Bool[Array, "K legs"]
 ) -> SolverCarry:
-    """Per leg, the shortest genuine candidate (slot 0's on ties or when none is)."""
+    """Per leg, the shortest genuine candidate: the first slot as short as the shortest
+    within what the tolerance leaves undetermined (slot 0 when none is genuine)."""
     num_legs, n = len(cable.legs()), cable.num_obstacles
     leg_of = jnp.array(cable.leg_of_obstacle(), int)
     score = jnp.where(genuine, lengths, jnp.inf)
-    best = jnp.argmin(score, axis=0)  # first minimum: deterministic
-    # Keep slot 0's path when it is as short as the best within what the tolerance leaves
-    # undetermined, so that sweeps do not hop between equal paths.
-    keep_first = genuine[0] & (score[0] <= jnp.min(score, axis=0) + _slack(cable, score[0]))
-    pick: Int[Array, " legs"] = jnp.where(keep_first | ~jnp.any(genuine, axis=0), 0, best)
+    shortest = jnp.min(score, axis=0)
+    # Candidates that end on one path differ in length by rounding only; taking the exact
+    # minimum among them would let the last bits (which differ between a batched and an
+    # unbatched program) decide which is returned. The first slot within the slack of
+    # the shortest is kept instead, so that the choice is deterministic and sweeps do not
+    # hop between equal paths.
+    slack = _slack(cable, jnp.where(jnp.isfinite(shortest), shortest, 0.0))
+    tied = genuine & (score <= shortest + slack)
+    pick: Int[Array, " legs"] = jnp.argmax(tied, axis=0)  # the first True; 0 when none is
 
     def per_leg(x: Array) -> Array:  # (K, legs, ...) -> (legs, ...)
         return x[pick, jnp.arange(num_legs)]

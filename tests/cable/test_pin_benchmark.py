@@ -30,13 +30,13 @@ def test_pin_benchmark_runs_at_a_tiny_size():
     assert printed == rows and len(rows) == 1
     (row,) = rows
     assert row["kind"] == "sphere" and row["mode"] == "simbody" and row["sweeps"] == 1
-    assert row["cold"] > 0 and row["warm"] > 0
+    assert row["cold"] > 0 and row["warm"] > 0 and row["step"] >= 0
     assert 0.5 <= row["conv_cold"] <= 1 and 0.5 <= row["conv_warm"] <= 1
     assert all(math.isfinite(x) for x in (*row["iters"], *row["compile"]))
     if row["agree"] is not None:  # OpenSim installed: every angle both converged agrees
         same, both = row["agree"]
         assert both > 0 and same == both
-        assert row["os_cold"] > 0 and row["os_warm"] > 0
+        assert row["os_cold"] > 0 and row["os_warm"] > 0 and row["os_step"] > 0
 
 
 def test_default_mode_is_jaxwraps_defaults_and_simbody_mode_is_opensims():
