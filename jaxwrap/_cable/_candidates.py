@@ -192,13 +192,19 @@ def _slack(cable: AbstractCableSpan, best: Float[Array, " legs"]) -> Float[Array
     return (cable.settings.smoothness_tolerance**2 + 64 * eps) * jnp.abs(best)
 
 
+def _on_shortest(cable: AbstractCableSpan, scores: Float[Array, "S legs"]) -> Bool[Array, "S legs"]:
+    """Per slot and leg, whether the candidate (`scores`: lengths, inf where not genuine or
+    not solved) is genuine and as short as the leg's shortest within `_slack`."""
+    shortest = jnp.min(scores, axis=0)
+    slack = _slack(cable, jnp.where(jnp.isfinite(shortest), shortest, 0.0))
+    return jnp.isfinite(scores) & (scores <= shortest + slack)
+
+
 def settled(cable: AbstractCableSpan, scores: Float[Array, "S legs"], by_agreement: np.ndarray) -> Bool[Array, " legs"]:
     """Per leg, whether the candidates solved so far (`scores`: lengths, inf where not
     genuine or not solved) settle it: a genuine path, and where `by_agreement`, at least
     two genuine candidates on the shortest length."""
-    best = jnp.min(scores, axis=0)
-    finite = jnp.isfinite(scores)
-    agreeing = jnp.sum(finite & (scores <= best + _slack(cable, jnp.where(jnp.isfinite(best), best, 0.0))), axis=0)
+    agreeing = jnp.sum(_on_shortest(cable, scores), axis=0)
     return jnp.where(jnp.asarray(by_agreement), agreeing >= 2, agreeing >= 1)
 
 
@@ -235,15 +241,12 @@ def choose(
     within what the tolerance leaves undetermined (slot 0 when none is genuine)."""
     num_legs, n = len(cable.legs()), cable.num_obstacles
     leg_of = jnp.array(cable.leg_of_obstacle(), int)
-    score = jnp.where(genuine, lengths, jnp.inf)
-    shortest = jnp.min(score, axis=0)
     # Candidates that end on one path differ in length by rounding only; taking the exact
     # minimum among them would let the last bits (which differ between a batched and an
     # unbatched program) decide which is returned. The first slot within the slack of
     # the shortest is kept instead, so that the choice is deterministic and sweeps do not
     # hop between equal paths.
-    slack = _slack(cable, jnp.where(jnp.isfinite(shortest), shortest, 0.0))
-    tied = genuine & (score <= shortest + slack)
+    tied = _on_shortest(cable, jnp.where(genuine, lengths, jnp.inf))
     pick: Int[Array, " legs"] = jnp.argmax(tied, axis=0)  # the first True; 0 when none is
 
     def per_leg(x: Array) -> Array:  # (K, legs, ...) -> (legs, ...)
