@@ -36,22 +36,28 @@ order, was measured (docs/cable.md#cold-start-candidates). For each leg the shor
 candidate whose leg is a genuine taut solution (`_faults.leg_scores`) is kept; the first
 slot wins ties (within the length the smoothness tolerance leaves undetermined) and is
 returned with its failure when no candidate is genuine, so the choice is deterministic.
+Where a leg has numerically shot curves, the rounds are a screen with coarser curves,
+and one more round finishes the kept candidate at the cable's own accuracy
+(`_screen_and_finish`, docs/cable.md#screen-and-finish).
 Warm starts bypass all of this and stay exact.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
 from .._misc import safe_normalize
-from .._surfaces import Cylinder, Sphere
+from .._surfaces import AbstractSurface, Cylinder, Sphere
 from ._definition import AbstractCableSpan
 from ._faults import leg_scores
 from ._solver import SolverCarry, run_solver_stack
-from ._state import CurveState, Scene, initial_states, lifted_placeholder
+from ._state import IN_CONTACT, STALE, CurveState, Scene, initial_states, lifted_placeholder
 
 
 def side_hints(cable: AbstractCableSpan, scene: Scene, i: int, num: int = 2) -> list[Array]:
@@ -185,33 +191,64 @@ def _schedule(cable: AbstractCableSpan, scene: Scene) -> tuple[CurveState, np.nd
     return stacked, unused, np.array([agree for _, _, agree in plans], bool)
 
 
-def _slack(cable: AbstractCableSpan, best: Float[Array, " legs"]) -> Float[Array, " legs"]:
+def _slack(cable: AbstractCableSpan, best: Float[Array, " legs"], accuracy=0.0) -> Float[Array, " legs"]:
     """Two lengths within this of each other are the same for the tolerance: the length
-    the smoothness tolerance leaves undetermined (second order in it), and round-off."""
+    the smoothness tolerance leaves undetermined (second order in it), the curves'
+    relative `accuracy` where they were shot coarsely (the screen), and round-off."""
     eps = jnp.finfo(best.dtype).eps
-    return (cable.settings.smoothness_tolerance**2 + 64 * eps) * jnp.abs(best)
+    return (cable.settings.smoothness_tolerance**2 + accuracy + 64 * eps) * jnp.abs(best)
 
 
-def _on_shortest(cable: AbstractCableSpan, scores: Float[Array, "S legs"]) -> Bool[Array, "S legs"]:
+def _on_shortest(cable: AbstractCableSpan, scores: Float[Array, "S legs"], accuracy=0.0) -> Bool[Array, "S legs"]:
     """Per slot and leg, whether the candidate (`scores`: lengths, inf where not genuine or
     not solved) is genuine and as short as the leg's shortest within `_slack`."""
     shortest = jnp.min(scores, axis=0)
-    slack = _slack(cable, jnp.where(jnp.isfinite(shortest), shortest, 0.0))
+    slack = _slack(cable, jnp.where(jnp.isfinite(shortest), shortest, 0.0), accuracy)
     return jnp.isfinite(scores) & (scores <= shortest + slack)
 
 
-def settled(cable: AbstractCableSpan, scores: Float[Array, "S legs"], by_agreement: np.ndarray) -> Bool[Array, " legs"]:
+def settled(
+    cable: AbstractCableSpan, scores: Float[Array, "S legs"], by_agreement: np.ndarray, accuracy=0.0
+) -> Bool[Array, " legs"]:
     """Per leg, whether the candidates solved so far (`scores`: lengths, inf where not
     genuine or not solved) settle it: a genuine path, and where `by_agreement`, at least
     two genuine candidates on the shortest length."""
-    agreeing = jnp.sum(_on_shortest(cable, scores), axis=0)
+    agreeing = jnp.sum(_on_shortest(cable, scores, accuracy), axis=0)
     return jnp.where(jnp.asarray(by_agreement), agreeing >= 2, agreeing >= 1)
+
+
+#: The screen (docs/cable.md#screen-and-finish) shoots curves to a hundredth of the
+#: smoothness tolerance, at most SCREEN_ACCURACY and never finer than the setting itself.
+SCREEN_ACCURACY = 1e-6
+
+
+def _numeric(cable: AbstractCableSpan) -> np.ndarray:
+    """Per obstacle (static), whether its curves are shot numerically, i.e. to an accuracy."""
+    return np.array([type(o.surface).shoot_geodesic is AbstractSurface.shoot_geodesic for o in cable.obstacles], bool)
+
+
+def screen_accuracy(cable: AbstractCableSpan) -> Float[Array, ""] | float:
+    """The curve accuracy the candidates are screened at: ``min(tolerance / 100,
+    SCREEN_ACCURACY)``, never finer than `curve_segment_accuracy`."""
+    settings = cable.settings
+    coarse = jnp.minimum(0.01 * jnp.asarray(settings.smoothness_tolerance), SCREEN_ACCURACY)
+    return jnp.maximum(coarse, jnp.asarray(settings.curve_segment_accuracy))
+
+
+def _with_accuracy(cable: AbstractCableSpan, accuracy) -> AbstractCableSpan:
+    """`cable` with a (traced) `curve_segment_accuracy`."""
+    return eqx.tree_at(lambda c: c.settings.curve_segment_accuracy, cable, accuracy)
 
 
 def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
     """The candidate cold start: the rounds of `_schedule` in turn, each leg frozen once it
-    is `settled`, then per leg the best (`choose`)."""
+    is `settled`, then per leg the best (`choose`). Where a leg has numerically shot
+    curves, the rounds are a screen at `screen_accuracy` and the kept candidate is
+    finished at the cable's accuracy (`_screen_and_finish`)."""
     states, unused, by_agreement = _schedule(cable, scene)
+    numeric_legs = np.array([bool(_numeric(cable)[list(obs)].any()) for obs in cable.legs()], bool)
+    if numeric_legs.any():
+        return _screen_and_finish(cable, scene, states, unused, by_agreement, numeric_legs)
     R, K, num_legs = unused.shape
     score = jax.vmap(lambda c: leg_scores(cable, scene, c))
     dtype = scene.origin.dtype
@@ -234,20 +271,110 @@ def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
     return choose(cable, carries, lengths, genuine)
 
 
-def choose(
-    cable: AbstractCableSpan, carries: SolverCarry, lengths: Float[Array, "K legs"], genuine: Bool[Array, "K legs"]
+def _screen_and_finish(
+    cable: AbstractCableSpan,
+    scene: Scene,
+    states: CurveState,
+    unused: np.ndarray,
+    by_agreement: np.ndarray,
+    numeric_legs: np.ndarray,
 ) -> SolverCarry:
-    """Per leg, the shortest genuine candidate: the first slot as short as the shortest
-    within what the tolerance leaves undetermined (slot 0 when none is genuine)."""
-    num_legs, n = len(cable.legs()), cable.num_obstacles
-    leg_of = jnp.array(cable.leg_of_obstacle(), int)
+    """The rounds of `_schedule` with every curve shot at `screen_accuracy` (the screen),
+    the best candidate of each leg kept as they come (`choose` over the best so far and
+    the round, ties to the earlier), then one more round, the finish: each leg with
+    numerically shot curves solved again from its kept candidate, its curves first
+    reshot at the cable's accuracy (docs/cable.md#screen-and-finish). All rounds run in
+    one `lax.scan`, so the solver loop is traced and compiled once."""
+    R, K, num_legs = unused.shape
+    n = cable.num_obstacles
+    dtype = scene.origin.dtype
+    full = jnp.asarray(cable.settings.curve_segment_accuracy, dtype)
+    coarse = jnp.asarray(screen_accuracy(cable), dtype)
+    numeric = _numeric(cable)
+    # The finish solves slot 0 of each leg with numerically shot curves; the rest idle.
+    finish_unused = np.ones((1, K, num_legs), bool)
+    finish_unused[0, 0] = ~numeric_legs
+    all_unused = np.concatenate([unused, finish_unused])
+    all_states = jax.tree.map(lambda x: jnp.concatenate([x, x[:1]]), states)
+
+    def score(c, carries):
+        return jax.vmap(lambda carry: leg_scores(c, scene, carry))(carries)
+
+    def solve_round(loop, inputs):
+        scores, best, best_length, best_genuine = loop
+        r, states, unused = inputs
+        finishing = r == R
+        c = _with_accuracy(cable, jnp.where(finishing, full, coarse))
+        screened = settled(c, scores, by_agreement, coarse)[None, :] | unused
+        frozen = jnp.where(finishing, jnp.asarray(unused), screened)
+        # The kept candidate's numerically shot curves in contact are marked for the
+        # solver to reshoot at full accuracy before it evaluates them.
+        stale = finishing & jnp.asarray(numeric) & (best.state.status == IN_CONTACT)
+        kept = dataclasses.replace(best.state, status=jnp.where(stale, STALE, best.state.status))
+        start = jax.tree.map(lambda x, k: x.at[0].set(jnp.where(finishing, k, x[0])), states, kept)
+        carries = run_solver_stack(c, scene, start, frozen)
+        lengths, genuine = score(c, carries)
+        genuine = genuine & ~frozen
+        updated = jax.lax.dynamic_update_slice(
+            scores, jnp.where(genuine, lengths, jnp.inf), (jnp.minimum(r, R - 1) * K, 0)
+        )
+        scores = jnp.where(finishing, scores, updated)
+        # The best so far first, so that it wins ties with this round.
+        pool = jax.tree.map(lambda b, x: jnp.concatenate([b[None], x]), best, carries)
+        pool_lengths = jnp.concatenate([best_length[None], lengths])
+        pool_genuine = jnp.concatenate([best_genuine[None], genuine])
+        pick = _pick(c, pool_lengths, pool_genuine, coarse)
+        chosen = _take(cable, pool, pick)
+        legs = jnp.arange(num_legs)
+        # The finish replaces the kept candidate of the legs it solved, genuine or not;
+        # their corrections are those of the screen and the finish together.
+        finished = _take(cable, pool, jnp.asarray(np.where(numeric_legs, 1, 0)))
+        finished = dataclasses.replace(
+            finished, iterations=finished.iterations + jnp.where(jnp.asarray(numeric_legs), best.iterations, 0)
+        )
+        new_best = jax.tree.map(lambda f, s: jnp.where(finishing, f, s), finished, chosen)
+        new_length = jnp.where(finishing, best_length, pool_lengths[pick, legs])
+        new_genuine = jnp.where(finishing, best_genuine, pool_genuine[pick, legs])
+        return (scores, new_best, new_length, new_genuine), None
+
+    first = jax.tree.map(lambda x: x[0, 0], states)
+    frozen0 = jnp.ones(num_legs, bool)
+    best0 = SolverCarry(
+        first,
+        jnp.zeros(num_legs, jnp.int32),
+        frozen0,
+        jnp.full(num_legs, jnp.inf, dtype),
+        jnp.zeros(n, bool),
+        jnp.zeros(n, bool),
+    )
+    loop = (
+        jnp.full((R * K, num_legs), jnp.inf, dtype),
+        best0,
+        jnp.full(num_legs, jnp.inf, dtype),
+        jnp.zeros(num_legs, bool),
+    )
+    (_, best, _, _), _ = jax.lax.scan(solve_round, loop, (jnp.arange(R + 1), all_states, jnp.asarray(all_unused)))
+    return best
+
+
+def _pick(
+    cable: AbstractCableSpan, lengths: Float[Array, "K legs"], genuine: Bool[Array, "K legs"], accuracy=0.0
+) -> Int[Array, " legs"]:
+    """Per leg, the first slot as short as the shortest genuine candidate within what the
+    tolerance (and a screen's `accuracy`) leaves undetermined; slot 0 when none is genuine."""
     # Candidates that end on one path differ in length by rounding only; taking the exact
     # minimum among them would let the last bits (which differ between a batched and an
     # unbatched program) decide which is returned. The first slot within the slack of
     # the shortest is kept instead, so that the choice is deterministic and sweeps do not
     # hop between equal paths.
-    tied = _on_shortest(cable, jnp.where(genuine, lengths, jnp.inf))
-    pick: Int[Array, " legs"] = jnp.argmax(tied, axis=0)  # the first True; 0 when none is
+    tied = _on_shortest(cable, jnp.where(genuine, lengths, jnp.inf), accuracy)
+    return jnp.argmax(tied, axis=0)  # the first True; 0 when none is
+
+
+def _take(cable: AbstractCableSpan, carries: SolverCarry, pick: Int[Array, " legs"]) -> SolverCarry:
+    """Per leg, slot ``pick[leg]`` of a stack of carries (leading axis: slots)."""
+    num_legs, n = len(cable.legs()), cable.num_obstacles
+    leg_of = jnp.array(cable.leg_of_obstacle(), int)
 
     def per_leg(x: Array) -> Array:  # (K, legs, ...) -> (legs, ...)
         return x[pick, jnp.arange(num_legs)]
@@ -266,3 +393,11 @@ def choose(
         per_obstacle(carries.inside),
         per_obstacle(carries.geodesic_failed),
     )
+
+
+def choose(
+    cable: AbstractCableSpan, carries: SolverCarry, lengths: Float[Array, "K legs"], genuine: Bool[Array, "K legs"]
+) -> SolverCarry:
+    """Per leg, the shortest genuine candidate: the first slot as short as the shortest
+    within what the tolerance leaves undetermined (slot 0 when none is genuine)."""
+    return _take(cable, carries, _pick(cable, lengths, genuine))

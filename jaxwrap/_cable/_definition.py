@@ -62,8 +62,10 @@ class CableSettings(eqx.Module):
     - `cold_start`: without a warm start, ``"candidates"`` (default) solves a few starts in
       parallel (the lifted path, starts beside each obstacle) and keeps the shortest
       genuine path
-      (docs/cable.md#cold-start-candidates); ``"hints"`` starts from the contact hints
-      only, as Simbody does (static).
+      (docs/cable.md#cold-start-candidates; the candidates are screened with coarser
+      curves and the kept one finished at `curve_segment_accuracy`,
+      docs/cable.md#screen-and-finish); ``"hints"`` starts from the contact hints only,
+      as Simbody does (static).
     - `max_winding`: the largest turn (rad) of a curve's tangent, estimated as
       ``arc length × max |normal curvature|`` at its ends; a path that winds more is
       reported as diverged (default 2π, one full turn).

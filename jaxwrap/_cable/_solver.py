@@ -48,7 +48,7 @@ from ._geometry import (
     path_error_jacobian,
     variations,
 )
-from ._state import IN_CONTACT, INITIAL_GUESS, LIFTED, CurveState, Scene
+from ._state import IN_CONTACT, INITIAL_GUESS, LIFTED, STALE, CurveState, Scene
 
 
 def select(mask: Bool[Array, ""], a: PyTree, b: PyTree) -> PyTree:
@@ -313,7 +313,13 @@ def _solver_body(cable: AbstractCableSpan, scene: Scene, carry: SolverCarry) -> 
     leg_of = jnp.array(cable.leg_of_obstacle(), int).reshape(n)
     num_legs = len(cable.legs())
     dtype = scene.origin.dtype
-    state, inside = update_status(cable, scene, carry.state, carry.done)
+    # Curves shot coarsely (`STALE`, the candidates' finish) are in contact; this
+    # iteration reshoots them unchanged at full accuracy instead of correcting their leg,
+    # which is not finished before the next evaluation (docs/cable.md#screen-and-finish).
+    stale = carry.state.status == STALE
+    stale_leg = jnp.zeros(num_legs, bool).at[leg_of].max(stale) if n else jnp.zeros(num_legs, bool)
+    before = dataclasses.replace(carry.state, status=jnp.where(stale, IN_CONTACT, carry.state.status))
+    state, inside = update_status(cable, scene, before, carry.done)
     inside = jnp.where(carry.done[leg_of], carry.inside, inside) if n else inside
     ev = evaluate(cable, scene, state)
     smoothness = jnp.where(carry.done, carry.smoothness, ev.smoothness)
@@ -321,17 +327,20 @@ def _solver_body(cable: AbstractCableSpan, scene: Scene, carry: SolverCarry) -> 
     # straight line: its leg is not finished before the next update has done that
     # (docs/cable.md#touchdown-and-liftoff). Simbody stops here; the extra update
     # applies no correction and is not counted.
-    lifted_off = (carry.state.status == IN_CONTACT) & (state.status == LIFTED)
+    lifted_off = (before.status == IN_CONTACT) & (state.status == LIFTED)
     recheck = jnp.zeros(num_legs, bool).at[leg_of].max(lifted_off) if n else jnp.zeros(num_legs, bool)
+    recheck = recheck | stale_leg
     smooth = ev.smoothness <= cable.settings.smoothness_tolerance
-    finished = carry.done | (smooth & ~recheck) | (carry.iterations >= cable.settings.max_iterations)
+    out_of_iterations = (carry.iterations >= cable.settings.max_iterations) & ~stale_leg
+    finished = carry.done | (smooth & ~recheck) | out_of_iterations
     stepping = ~finished  # legs that take a correction this iteration
     weight = jnp.where(stepping[leg_of], ev.smoothness[leg_of], 0.0) if n else jnp.zeros(0, dtype)
     c = limit_step(cable, ev, solver_step(cable, ev, weight)) if n else jnp.zeros((0, 4), dtype)
+    c = jnp.where(stale_leg[leg_of][:, None], 0.0, c) if n else c
     geodesics = list(state.geodesics)
     failed = list(carry.geodesic_failed[i] for i in range(n))
     accuracy, integrator = cable.settings.curve_segment_accuracy, cable.settings.integrator()
-    moves = stepping[leg_of] & ev.neighbours.active if n else jnp.zeros(0, bool)
+    moves = stepping[leg_of] & ev.neighbours.active & (stale | ~stale_leg[leg_of]) if n else jnp.zeros(0, bool)
     corrected = map_by_kind(
         lambda surface, g, c_i, m: apply_correction(surface, g, c_i, accuracy, integrator, moves=m),
         [o.surface for o in cable.obstacles],
@@ -346,7 +355,7 @@ def _solver_body(cable: AbstractCableSpan, scene: Scene, carry: SolverCarry) -> 
     failed = jnp.stack(failed) if n else carry.geodesic_failed
     # A leg whose geodesic failed stops: its state holds NaN from here on.
     finished = finished | jnp.zeros(num_legs, bool).at[leg_of].max(failed) if n else finished
-    counted = stepping & ~smooth
+    counted = stepping & ~smooth & ~stale_leg
     return SolverCarry(state, carry.iterations + counted.astype(jnp.int32), finished, smoothness, inside, failed)
 
 

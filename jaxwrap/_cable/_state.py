@@ -20,6 +20,9 @@ from ._definition import AbstractCableSpan
 
 # Wrapping status of an obstacle (Simbody's names).
 LIFTED, IN_CONTACT, INITIAL_GUESS = 0, 1, 2
+# In contact on a curve shot coarsely (the candidates' screen): the solver reshoots it at
+# the cable's accuracy before evaluating its leg (docs/cable.md#screen-and-finish).
+STALE = 3
 
 
 class CurveState(eqx.Module):

@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 
 import jaxwrap as jw
-from jaxwrap._cable._candidates import settled
+from jaxwrap._cable._candidates import screen_accuracy, settled
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "benchmarks"))
 import cable_starts  # noqa: E402
+import cable_sweeps  # noqa: E402
 import cable_trust as ct  # noqa: E402
 
 INF = np.inf
@@ -85,3 +86,54 @@ def test_the_kept_path_is_the_shortest_of_every_start(torus_starts):
     # The solver's rule, replayed on the separate solves, keeps the same lengths.
     kept, _ = cable_starts.as_solved(every, np.zeros_like(every, dtype=int), num_first)
     np.testing.assert_allclose(kept[ok], best[ok], rtol=1e-9)
+
+
+def test_screen_accuracy_follows_the_tolerance():
+    cable = jw.CableSpan(0, [0.0, 0.0, 0.0], 0, [1.0, 0.0, 0.0])
+    assert float(screen_accuracy(cable)) == pytest.approx(1e-6)  # 0.1° / 100 is coarser: the cap
+    assert float(screen_accuracy(cable.with_settings(smoothness_tolerance=1e-5))) == pytest.approx(1e-7)
+    # Never finer than the cable's own accuracy.
+    assert float(screen_accuracy(cable.with_settings(curve_segment_accuracy=1e-5))) == pytest.approx(1e-5)
+
+
+@pytest.fixture(scope="module")
+def screened_ellipsoid():
+    """The OpenSim pin sweep ellipsoid_0 at 16 angles, jaxwrap's default start with
+    OpenSim's settings: solved cold (the screen at 1e-7, then the finish at 1e-10) and,
+    from that path, warm."""
+    sweep = next(s for s in cable_sweeps.load() if s["kind"] == "ellipsoid")
+    cable = cable_sweeps.cable_from(sweep, algorithm="minimum_length", cold_start="candidates")
+    poses_at = cable_sweeps.pose_of_angle(sweep)
+    angles = jnp.asarray(sweep["angles"])[:: max(1, len(sweep["angles"]) // 16)][:16]
+
+    @jax.jit
+    @jax.vmap
+    def solve(angle):
+        poses = poses_at(angle)
+        cold = jw.solve_cable(cable, poses)
+        warm = jw.solve_cable(cable, poses, warm_start=cold)
+        return cold, warm
+
+    return cable, solve(angles)
+
+
+def test_the_kept_candidate_is_finished_at_full_accuracy(screened_ellipsoid):
+    cable, (cold, warm) = screened_ellipsoid
+    surface = cable.obstacles[0].surface
+    g = cold.state.geodesics[0]
+    in_contact = np.asarray(cold.in_contact[:, 0])
+    assert np.asarray(cold.converged).all() and in_contact.sum() >= 8, in_contact.sum()
+
+    def shoot(p, R, length, accuracy):
+        return jw.shoot_geodesic(surface, p, R[:, 0], length, accuracy=accuracy).p_SQ
+
+    reference = jax.vmap(lambda p, R, s: shoot(p, R, s, 1e-13))(g.p_SP, g.R_SP, g.arc_length)
+    screened = jax.vmap(lambda p, R, s: shoot(p, R, s, 1e-7))(g.p_SP, g.R_SP, g.arc_length)
+    error = np.linalg.norm(np.asarray(g.p_SQ - reference), axis=-1)[in_contact]
+    screen_error = np.linalg.norm(np.asarray(screened - reference), axis=-1)[in_contact]
+    # The returned curves are the finish's, shot at 1e-10 (x the extent), not the screen's.
+    extent = float(surface.extent())
+    assert error.max() < 1e-9 * extent < screen_error.max()
+    # A warm start from the result is already converged: the finish's path is the solver's.
+    np.testing.assert_array_equal(np.asarray(warm.num_iterations), 0)
+    np.testing.assert_allclose(np.asarray(warm.length), np.asarray(cold.length), rtol=1e-13)
