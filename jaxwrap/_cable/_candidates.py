@@ -282,15 +282,18 @@ def _screen_and_finish(
     """The rounds of `_schedule` with every curve shot at `screen_accuracy` (the screen),
     the best candidate of each leg kept as they come (`choose` over the best so far and
     the round, ties to the earlier), then one more round, the finish: each leg with
-    numerically shot curves solved again from its kept candidate, its curves first
-    reshot at the cable's accuracy (docs/cable.md#screen-and-finish). All rounds run in
-    one `lax.scan`, so the solver loop is traced and compiled once."""
+    numerically shot curves solved again from its kept candidate at the cable's
+    accuracy, its curves in contact marked `STALE` so that the solver's first iteration
+    reshoots them before evaluating them (docs/cable.md#screen-and-finish). All rounds
+    run in one `lax.scan`, so the solver loop and its geodesic integrators are traced
+    and compiled once."""
     R, K, num_legs = unused.shape
     n = cable.num_obstacles
     dtype = scene.origin.dtype
     full = jnp.asarray(cable.settings.curve_segment_accuracy, dtype)
     coarse = jnp.asarray(screen_accuracy(cable), dtype)
     numeric = _numeric(cable)
+    leg_of = np.array(cable.leg_of_obstacle(), int)
     # The finish solves slot 0 of each leg with numerically shot curves; the rest idle.
     finish_unused = np.ones((1, K, num_legs), bool)
     finish_unused[0, 0] = ~numeric_legs
@@ -306,10 +309,13 @@ def _screen_and_finish(
         finishing = r == R
         c = _with_accuracy(cable, jnp.where(finishing, full, coarse))
         screened = settled(c, scores, by_agreement, coarse)[None, :] | unused
-        frozen = jnp.where(finishing, jnp.asarray(unused), screened)
+        # A leg whose kept candidate is no genuine path is returned as it is, with its
+        # failure (as without the screen); only genuine ones are finished.
+        finish = jnp.asarray(numeric_legs) & best_genuine
+        frozen = jnp.where(finishing, jnp.asarray(unused) | ~finish[None, :], screened)
         # The kept candidate's numerically shot curves in contact are marked for the
         # solver to reshoot at full accuracy before it evaluates them.
-        stale = finishing & jnp.asarray(numeric) & (best.state.status == IN_CONTACT)
+        stale = finishing & finish[leg_of] & jnp.asarray(numeric) & (best.state.status == IN_CONTACT)
         kept = dataclasses.replace(best.state, status=jnp.where(stale, STALE, best.state.status))
         start = jax.tree.map(lambda x, k: x.at[0].set(jnp.where(finishing, k, x[0])), states, kept)
         carries = run_solver_stack(c, scene, start, frozen)
@@ -319,30 +325,31 @@ def _screen_and_finish(
             scores, jnp.where(genuine, lengths, jnp.inf), (jnp.minimum(r, R - 1) * K, 0)
         )
         scores = jnp.where(finishing, scores, updated)
-        # The best so far first, so that it wins ties with this round.
-        pool = jax.tree.map(lambda b, x: jnp.concatenate([b[None], x]), best, carries)
-        pool_lengths = jnp.concatenate([best_length[None], lengths])
-        pool_genuine = jnp.concatenate([best_genuine[None], genuine])
+        # The best so far first, so that it wins ties with this round; before the first
+        # round that is the first slot's candidate, kept where none is genuine (with its
+        # failure, as `choose` does).
+        first = r == 0
+        prev = jax.tree.map(lambda b, x: jnp.where(first, x[0], b), best, carries)
+        pool = jax.tree.map(lambda b, x: jnp.concatenate([b[None], x]), prev, carries)
+        pool_lengths = jnp.concatenate([jnp.where(first, jnp.inf, best_length)[None], lengths])
+        pool_genuine = jnp.concatenate([(best_genuine & ~first)[None], genuine])
         pick = _pick(c, pool_lengths, pool_genuine, coarse)
         chosen = _take(cable, pool, pick)
         legs = jnp.arange(num_legs)
-        # The finish replaces the kept candidate of the legs it solved, genuine or not;
-        # their corrections are those of the screen and the finish together.
-        finished = _take(cable, pool, jnp.asarray(np.where(numeric_legs, 1, 0)))
-        finished = dataclasses.replace(
-            finished, iterations=finished.iterations + jnp.where(jnp.asarray(numeric_legs), best.iterations, 0)
-        )
+        # The finish replaces the kept candidate of the legs it solved, whatever its
+        # outcome; their corrections are those of the screen and the finish together.
+        finished = _take(cable, pool, jnp.where(finish, 1, 0))
+        finished = dataclasses.replace(finished, iterations=finished.iterations + jnp.where(finish, best.iterations, 0))
         new_best = jax.tree.map(lambda f, s: jnp.where(finishing, f, s), finished, chosen)
         new_length = jnp.where(finishing, best_length, pool_lengths[pick, legs])
         new_genuine = jnp.where(finishing, best_genuine, pool_genuine[pick, legs])
         return (scores, new_best, new_length, new_genuine), None
 
-    first = jax.tree.map(lambda x: x[0, 0], states)
-    frozen0 = jnp.ones(num_legs, bool)
+    # A placeholder of the right shapes; the first round replaces it.
     best0 = SolverCarry(
-        first,
+        jax.tree.map(lambda x: x[0, 0], states),
         jnp.zeros(num_legs, jnp.int32),
-        frozen0,
+        jnp.ones(num_legs, bool),
         jnp.full(num_legs, jnp.inf, dtype),
         jnp.zeros(n, bool),
         jnp.zeros(n, bool),

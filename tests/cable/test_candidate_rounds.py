@@ -16,6 +16,8 @@ import pytest
 
 import jaxwrap as jw
 from jaxwrap._cable._candidates import screen_accuracy, settled
+from jaxwrap._cable._solver import run_solver
+from jaxwrap._cable._state import IN_CONTACT, STALE, CurveState, build_scene
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "benchmarks"))
 import cable_starts  # noqa: E402
@@ -137,3 +139,22 @@ def test_the_kept_candidate_is_finished_at_full_accuracy(screened_ellipsoid):
     # A warm start from the result is already converged: the finish's path is the solver's.
     np.testing.assert_array_equal(np.asarray(warm.num_iterations), 0)
     np.testing.assert_allclose(np.asarray(warm.length), np.asarray(cold.length), rtol=1e-13)
+
+
+def test_a_stale_curve_is_reshot_before_its_leg_is_evaluated(screened_ellipsoid):
+    """The finish's mechanism alone: a converged path whose curve is shot again at 1e-6
+    and marked `STALE` is reshot at the cable's accuracy by the solver's first iteration,
+    which is not counted, and then found smooth: the curve is the full-accuracy one."""
+    cable, (cold, _) = screened_ellipsoid
+    k = int(np.argmax(np.asarray(cold.in_contact[:, 0])))
+    path = jax.tree.map(lambda x: x[k], cold)
+    surface = cable.obstacles[0].surface
+    g = path.state.geodesics[0]
+    coarse = surface.shoot_geodesic(g.p_SP, g.R_SP[:, 0], g.arc_length, accuracy=1e-6)
+    assert float(jnp.linalg.norm(coarse.p_SQ - g.p_SQ)) > 1e-9
+    stale = CurveState((coarse,), jnp.array([STALE], jnp.int32), path.state.tracking)
+    carry = jax.jit(run_solver)(cable, build_scene(cable, path.body_poses), stale)
+    assert int(carry.iterations[0]) == 0 and bool(carry.done[0])
+    assert int(carry.state.status[0]) == IN_CONTACT
+    assert float(carry.smoothness[0]) <= float(cable.settings.smoothness_tolerance)
+    np.testing.assert_allclose(np.asarray(carry.state.geodesics[0].p_SQ), np.asarray(g.p_SQ), atol=1e-12)
