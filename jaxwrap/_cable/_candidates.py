@@ -282,8 +282,8 @@ def _screen_and_finish(
     """The rounds of `_schedule` with every curve shot at `screen_accuracy` (the screen),
     the best candidate of each leg kept as they come (`choose` over the best so far and
     the round, ties to the earlier), then one more round, the finish: each leg with
-    numerically shot curves solved again from its kept candidate at the cable's
-    accuracy, its curves in contact marked `STALE` so that the solver's first iteration
+    numerically shot curves whose kept candidate is genuine solved again from it at the
+    cable's accuracy, its curves in contact marked `STALE` so that the solver's first iteration
     reshoots them before evaluating them (docs/cable.md#screen-and-finish). All rounds
     run in one `lax.scan`, so the solver loop and its geodesic integrators are traced
     and compiled once."""
