@@ -53,10 +53,10 @@ import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
 from .._misc import safe_normalize
-from .._surfaces import AbstractSurface, Cylinder, Sphere
+from .._surfaces import Cylinder, Sphere
 from ._definition import AbstractCableSpan
 from ._faults import leg_scores
-from ._solver import SolverCarry, run_solver_stack
+from ._solver import SolverCarry, run_solver_stack, shot_numerically
 from ._state import IN_CONTACT, STALE, CurveState, Scene, initial_states, lifted_placeholder
 
 
@@ -224,10 +224,10 @@ SCREEN_ACCURACY = 1e-6
 
 def _numeric(cable: AbstractCableSpan) -> np.ndarray:
     """Per obstacle (static), whether its curves are shot numerically, i.e. to an accuracy."""
-    return np.array([type(o.surface).shoot_geodesic is AbstractSurface.shoot_geodesic for o in cable.obstacles], bool)
+    return np.array([shot_numerically(o.surface) for o in cable.obstacles], bool)
 
 
-def screen_accuracy(cable: AbstractCableSpan) -> Float[Array, ""] | float:
+def screen_accuracy(cable: AbstractCableSpan) -> Float[Array, ""]:
     """The curve accuracy the candidates are screened at: ``min(tolerance / 100,
     SCREEN_ACCURACY)``, never finer than `curve_segment_accuracy`."""
     settings = cable.settings
@@ -246,7 +246,8 @@ def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
     curves, the rounds are a screen at `screen_accuracy` and the kept candidate is
     finished at the cable's accuracy (`_screen_and_finish`)."""
     states, unused, by_agreement = _schedule(cable, scene)
-    numeric_legs = np.array([bool(_numeric(cable)[list(obs)].any()) for obs in cable.legs()], bool)
+    numeric = _numeric(cable)
+    numeric_legs = np.array([bool(numeric[list(obs)].any()) for obs in cable.legs()], bool)
     if numeric_legs.any():
         return _screen_and_finish(cable, scene, states, unused, by_agreement, numeric_legs)
     R, K, num_legs = unused.shape

@@ -132,6 +132,12 @@ def update_status(
 
 
 # ---------------------------------------------------------------------------- corrections
+def shot_numerically(surface: AbstractSurface) -> bool:
+    """Whether `surface` shoots its geodesics numerically (to an accuracy, with an idle
+    mask) rather than in closed form: it keeps `AbstractSurface.shoot_geodesic`."""
+    return type(surface).shoot_geodesic is AbstractSurface.shoot_geodesic
+
+
 def apply_correction(
     surface: AbstractSurface,
     geodesic: Geodesic,
@@ -154,7 +160,7 @@ def apply_correction(
     w = (g.curvatures_P[0] * c0 - g.torsion_P * c[1]) * b - c[2] * n
     tangent = t + jnp.cross(w, t)
     length = jnp.where(new_length > 0, new_length, 0.0)
-    if moves is not None and type(surface).shoot_geodesic is AbstractSurface.shoot_geodesic:
+    if moves is not None and shot_numerically(surface):
         return shoot_numerically(
             surface, point, tangent, length, accuracy=accuracy, integrator=integrator, integrate=moves
         )
