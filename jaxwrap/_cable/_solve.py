@@ -12,9 +12,12 @@ correction ``c`` of the converged one, reshot on its surface with parameters ``p
 with ``J = ∂ε/∂c`` the analytic path-error Jacobian of Scholz et al. (equal to autodiff's
 to 1e-13), solved by SVD (a curve of zero length makes ``J`` rank deficient; the
 minimum-norm answer is taken). The curves' tangent is ``∂geo/∂c dc + ∂geo/∂p dp``.
-``geo`` is differentiated by one forward-mode Jacobian per obstacle over exactly the
-4 + k directions (c, surface parameters) that matter, so a derivative costs one
-sensitivity solve per obstacle and forward-only solves pay nothing. Lifted obstacles get
+On closed-form surfaces ``geo`` is differentiated by one forward-mode Jacobian per
+obstacle over exactly the 4 + k directions (c, surface parameters) that matter. On
+numerically shot ones ``∂geo/∂c`` comes from the curve's Jacobi fields (Scholz's
+boundary-frame variations) and only ``∂geo/∂p``, where the surface parameters carry
+tangents, from forward mode through the integrator, so a pose gradient integrates no
+geodesic (`_jacobi_reshoot`). Forward-only solves pay nothing. Lifted obstacles get
 no derivative (their status is piecewise constant). The derivative is exact at an
 exactly converged path; with the default tolerance it is accurate to about the
 smoothness tolerance.
@@ -36,12 +39,13 @@ from .._misc import all_finite
 from .._results import RESULTS, first_failure
 from .._spatial import Transform
 from .._surfaces import AbstractSurface, Geodesic, GeodesicIntegrator
+from .._surfaces._geodesic import frame_curvatures
 from ._candidates import solve_candidates
 from ._definition import AbstractCableSpan
 from ._faults import path_faults
-from ._geometry import evaluate, path_error_jacobian, total_length, variations
+from ._geometry import curves_in_ground, evaluate, path_error_jacobian, total_length, variations
 from ._path import CablePath
-from ._solver import apply_correction, map_by_kind, run_solver, select
+from ._solver import apply_correction, map_by_kind, run_solver, select, shot_numerically
 from ._state import LIFTED, CurveState, Scene, build_scene, initial_state
 
 
@@ -56,11 +60,137 @@ def _corrected(_, inputs):
 def _reshoot(
     surface: AbstractSurface, geodesic: Geodesic, c: Float[Array, "4"], accuracy, integrator: GeodesicIntegrator
 ) -> Geodesic:
-    """``geo(c, p)`` with a dense forward-mode derivative in (c, surface parameters)."""
+    """``geo(c, p)``, differentiable in (c, surface parameters): by the Jacobi fields where
+    the curve is shot numerically (`_jacobi_reshoot`), else by a dense forward-mode
+    derivative of the closed form."""
+    if shot_numerically(surface):
+        return _jacobi_reshoot((surface, geodesic, c, accuracy, integrator))
     _, reshot = implicit_jvp(
         lambda x: _corrected((), x), _corrected, (surface, geodesic, c, accuracy, integrator), materialize=True
     )
     return reshot
+
+
+def _c_columns(surface: AbstractSurface, g: Geodesic) -> Geodesic:
+    """∂geo/∂c of the natural corrections at c = 0 from the curve's Jacobi fields (Scholz's
+    boundary-frame variations, `variations`): every float field with a trailing axis of 4,
+    one column per correction; the Jacobi scalars' columns are zero
+    (docs/cable.md#implicit-differentiation). As `apply_correction`, a curve of zero length
+    does not move with the length correction."""
+    identity = Transform.identity((1,), g.p_SP.dtype)
+    var = jax.tree.map(lambda x: x[0], variations(curves_in_ground((g,), identity)))
+    live = jnp.where(g.arc_length > 0, 1.0, 0.0).astype(g.p_SP.dtype)
+    scale = jnp.stack([jnp.ones_like(live), jnp.ones_like(live), jnp.ones_like(live), live])
+    v_P, w_P, v_Q, w_Q = (x * scale for x in (var.v_P, var.w_P, var.v_Q, var.w_Q))
+
+    def turned(w, R):  # d R = [w]x R, per column of w: (3, 3, 4)
+        return jnp.cross(w.T[:, None, :], R.T[None, :, :]).transpose(2, 1, 0)
+
+    dR_P, dR_Q = turned(w_P, g.R_SP), turned(w_Q, g.R_SQ)
+
+    def curvature_columns(p, R, dp, dR):
+        per_column = jax.vmap(lambda dp, dR: jax.jvp(lambda p, R: frame_curvatures(surface, p, R), (p, R), (dp, dR))[1])
+        dkappa, dtau = per_column(dp.T, jnp.moveaxis(dR, -1, 0))
+        return dkappa.T, dtau
+
+    dkappa_P, dtau_P = curvature_columns(g.p_SP, g.R_SP, v_P, dR_P)
+    dkappa_Q, dtau_Q = curvature_columns(g.p_SQ, g.R_SQ, v_Q, dR_Q)
+    zero2 = jnp.zeros((2, 4), g.p_SP.dtype)
+    fields = lambda x: (  # noqa: E731
+        x.R_SP, x.p_SP, x.R_SQ, x.p_SQ, x.arc_length, x.curvatures_P, x.curvatures_Q,
+        x.torsion_P, x.torsion_Q, x.jacobi_Q, x.jacobi_dot_Q,
+    )  # fmt: skip
+    length = jnp.zeros(4, g.p_SP.dtype).at[3].set(live)
+    # `eqx.tree_at`, not `dataclasses.replace`: the columns do not have the fields' shapes.
+    return eqx.tree_at(fields, g, (dR_P, v_P, dR_Q, v_Q, length, dkappa_P, dkappa_Q, dtau_P, dtau_Q, zero2, zero2))
+
+
+def _float_fields(g: Geodesic) -> Geodesic:
+    return eqx.filter(g, eqx.is_inexact_array)
+
+
+@eqx.filter_custom_jvp
+def _c_jacobian(inputs):
+    """∂geo/∂c at the reshot curve ``g`` (`_c_columns`): the analytic columns, and where
+    they are differentiated in turn (second derivatives) the derivative of the exact
+    forward-mode Jacobian of the reshoot."""
+    surface, _, _, _, _, g = inputs
+    return _float_fields(_c_columns(surface, g))
+
+
+def _exact_c_jacobian(inputs):
+    surface, geodesic, c, accuracy, integrator, _ = inputs
+    return jax.jacfwd(lambda c: _float_fields(apply_correction(surface, geodesic, c, accuracy, integrator)))(c)
+
+
+@_c_jacobian.def_jvp
+def _c_jacobian_jvp(primals, tangents):
+    return eqx.filter_jvp(_exact_c_jacobian, primals, tangents)
+
+
+def _add(a, b):
+    """Sum of two tangent trees of one structure, None (a symbolic zero) counting as 0."""
+    return jax.tree.map(lambda x, y: y if x is None else x if y is None else x + y, a, b, is_leaf=lambda x: x is None)
+
+
+def _has_tangent(tangent) -> bool:
+    return any(x is not None for x in jax.tree.leaves(tangent, is_leaf=lambda x: x is None))
+
+
+def _surface_derivative(surface, geodesic, c, accuracy, integrator, t_surface) -> Geodesic:
+    """∂geo/∂p · `t_surface` (float fields): forward mode through the shooter's own rule."""
+    _, t_p = eqx.filter_jvp(
+        lambda s: _float_fields(apply_correction(s, geodesic, c, accuracy, integrator)), (surface,), (t_surface,)
+    )
+    return t_p
+
+
+@eqx.filter_custom_jvp
+def _surface_shift(inputs):
+    """Zero, with derivative ∂geo/∂p in the surface parameters: the surface's share of
+    `_jacobi_reshoot`'s value when that is differentiated again."""
+    _, geodesic, _, _, _ = inputs
+    return jax.tree.map(jnp.zeros_like, _float_fields(geodesic))
+
+
+@_surface_shift.def_jvp
+def _surface_shift_jvp(primals, tangents):
+    (inputs,), (t_inputs,) = primals, tangents
+    zero = _surface_shift(inputs)
+    if not _has_tangent(t_inputs[0]):
+        return zero, zero
+    return zero, _surface_derivative(*inputs, t_inputs[0])
+
+
+@eqx.filter_custom_jvp
+def _jacobi_reshoot(inputs):
+    """``geo(c, p)`` on a numerically shot surface at the root ``c = 0``, where it is the
+    converged curve itself (the rule is only ever evaluated there, `_converged`). Its
+    derivative in ``c`` comes from the Jacobi fields (`_c_jacobian`) rather than from
+    forward mode through the integrator, and in the surface parameters, where they have
+    tangents, from the shooter's own rule (docs/cable.md#implicit-differentiation)."""
+    _, geodesic, _, _, _ = inputs
+    return geodesic
+
+
+@_jacobi_reshoot.def_jvp
+def _jacobi_reshoot_jvp(primals, tangents):
+    (inputs,), (t_inputs,) = primals, tangents
+    surface, geodesic, c, accuracy, integrator = inputs
+    t_surface, t_c = t_inputs[0], t_inputs[2]
+    columns = _c_jacobian((surface, geodesic, c, accuracy, integrator, geodesic))
+    # The value is the converged curve (c is zero), written so that differentiating this
+    # rule again (second derivatives) moves it as geo(c, p) moves: columns · c, and the
+    # surface's share.
+    moved = jax.tree.map(lambda x, J: x + J @ c.astype(J.dtype), _float_fields(geodesic), columns)
+    moved = _add(moved, _surface_shift(inputs))
+    value = eqx.combine(moved, geodesic)
+    t_out = jax.tree.map(jnp.zeros_like, _float_fields(geodesic))
+    if t_c is not None:
+        t_out = jax.tree.map(lambda J: J @ t_c.astype(J.dtype), columns)
+    if _has_tangent(t_surface):
+        t_out = _add(t_out, _surface_derivative(*inputs, t_surface))
+    return value, t_out
 
 
 def _converged(inputs):
@@ -101,6 +231,14 @@ def differentiable_state(cable: AbstractCableSpan, scene: Scene, state: CurveSta
     if not state.geodesics:
         return state
     _, geodesics = implicit_jvp(_converged, _path_error, (cable, scene, state), operator=_path_error_jacobian)
+    # The Jacobi scalars are the solver's data, not outputs: they carry no derivative
+    # (on numerically shot surfaces the rule does not compute theirs).
+    geodesics = tuple(
+        dataclasses.replace(
+            g, jacobi_Q=jax.lax.stop_gradient(g.jacobi_Q), jacobi_dot_Q=jax.lax.stop_gradient(g.jacobi_dot_Q)
+        )
+        for g in geodesics
+    )
     return dataclasses.replace(state, geodesics=geodesics)
 
 

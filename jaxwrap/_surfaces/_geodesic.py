@@ -82,6 +82,15 @@ class Geodesic(eqx.Module):
         return self.R_SQ[..., :, 2]
 
 
+def frame_curvatures(
+    surface, p: Float[Array, "3"], R: Float[Array, "3 3"]
+) -> tuple[Float[Array, "2"], Float[Array, ""]]:
+    """At point `p` with Darboux frame `R` (columns t, n, b): the normal curvatures along t
+    and b (CableSpan sign) and the geodesic torsion along t."""
+    kappa = jnp.stack([surface.normal_curvature(p, R[:, 0]), surface.normal_curvature(p, R[:, 2])])
+    return kappa, surface.geodesic_torsion(p, R[:, 0])
+
+
 def make_geodesic(
     surface,
     p_SP: Float[Array, "3"],
@@ -98,20 +107,18 @@ def make_geodesic(
     frames and evaluate κ and τ at P and Q."""
     R_SP = darboux_frame(surface.normal(p_SP), t_P)
     R_SQ = darboux_frame(surface.normal(p_SQ), t_Q)
-
-    def curvatures(p, R):
-        return jnp.stack([surface.normal_curvature(p, R[:, 0]), surface.normal_curvature(p, R[:, 2])])
-
+    curvatures_P, torsion_P = frame_curvatures(surface, p_SP, R_SP)
+    curvatures_Q, torsion_Q = frame_curvatures(surface, p_SQ, R_SQ)
     return Geodesic(
         R_SP=R_SP,
         p_SP=p_SP,
         R_SQ=R_SQ,
         p_SQ=p_SQ,
         arc_length=jnp.asarray(arc_length),
-        curvatures_P=curvatures(p_SP, R_SP),
-        curvatures_Q=curvatures(p_SQ, R_SQ),
-        torsion_P=surface.geodesic_torsion(p_SP, R_SP[:, 0]),
-        torsion_Q=surface.geodesic_torsion(p_SQ, R_SQ[:, 0]),
+        curvatures_P=curvatures_P,
+        curvatures_Q=curvatures_Q,
+        torsion_P=torsion_P,
+        torsion_Q=torsion_Q,
         jacobi_Q=jacobi_Q,
         jacobi_dot_Q=jacobi_dot_Q,
         result=result,
