@@ -65,6 +65,12 @@ def _reshoot(
     derivative of the closed form."""
     if shot_numerically(surface):
         return _jacobi_reshoot((surface, geodesic, c, accuracy, integrator))
+    return _materialized_reshoot(surface, geodesic, c, accuracy, integrator)
+
+
+def _materialized_reshoot(surface, geodesic, c, accuracy, integrator) -> Geodesic:
+    """``geo(c, p)`` with a dense forward-mode derivative in exactly the inputs that carry
+    tangents (of c and the surface parameters)."""
     _, reshot = implicit_jvp(
         lambda x: _corrected((), x), _corrected, (surface, geodesic, c, accuracy, integrator), materialize=True
     )
@@ -138,9 +144,11 @@ def _has_tangent(tangent) -> bool:
 
 
 def _surface_derivative(surface, geodesic, c, accuracy, integrator, t_surface) -> Geodesic:
-    """∂geo/∂p · `t_surface` (float fields): forward mode through the shooter's own rule."""
+    """∂geo/∂p · `t_surface` (float fields): forward mode through the integrator in the k
+    surface directions alone (`_materialized_reshoot`; the shooter's own rule would also
+    propagate the start state's 10)."""
     _, t_p = eqx.filter_jvp(
-        lambda s: _float_fields(apply_correction(s, geodesic, c, accuracy, integrator)), (surface,), (t_surface,)
+        lambda s: _float_fields(_materialized_reshoot(s, geodesic, c, accuracy, integrator)), (surface,), (t_surface,)
     )
     return t_p
 
