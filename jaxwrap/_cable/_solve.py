@@ -117,16 +117,16 @@ def _float_fields(g: Geodesic) -> Geodesic:
 
 @eqx.filter_custom_jvp
 def _c_jacobian(inputs):
-    """∂geo/∂c at the reshot curve ``g`` (`_c_columns`): the analytic columns, and where
-    they are differentiated in turn (second derivatives) the derivative of the exact
-    forward-mode Jacobian of the reshoot."""
-    surface, _, _, _, _, g = inputs
-    return _float_fields(_c_columns(surface, g))
+    """∂geo/∂c at ``c = 0`` (`inputs` as `_jacobi_reshoot`'s): the Jacobi-field columns of
+    `_c_columns`, whose own derivative (a second derivative of the curve) is that of the
+    forward-mode Jacobian through the integrator."""
+    surface, geodesic, _, _, _ = inputs
+    return _float_fields(_c_columns(surface, geodesic))
 
 
 def _exact_c_jacobian(inputs):
-    surface, geodesic, c, accuracy, integrator, _ = inputs
-    return jax.jacfwd(lambda c: _float_fields(apply_correction(surface, geodesic, c, accuracy, integrator)))(c)
+    surface, geodesic, c, accuracy, integrator = inputs
+    return jax.jacfwd(lambda c: _float_fields(_materialized_reshoot(surface, geodesic, c, accuracy, integrator)))(c)
 
 
 @_c_jacobian.def_jvp
@@ -186,7 +186,7 @@ def _jacobi_reshoot_jvp(primals, tangents):
     (inputs,), (t_inputs,) = primals, tangents
     surface, geodesic, c, accuracy, integrator = inputs
     t_surface, t_c = t_inputs[0], t_inputs[2]
-    columns = _c_jacobian((surface, geodesic, c, accuracy, integrator, geodesic))
+    columns = _c_jacobian(inputs)
     # The value is the converged curve (c is zero), written so that differentiating this
     # rule again (second derivatives) moves it as geo(c, p) moves: columns · c, and the
     # surface's share.
