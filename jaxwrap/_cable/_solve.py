@@ -176,7 +176,8 @@ def _jacobi_reshoot(inputs):
     converged curve itself (the rule is only ever evaluated there, `_converged`). Its
     derivative in ``c`` comes from the Jacobi fields (`_c_jacobian`) rather than from
     forward mode through the integrator, and in the surface parameters, where they have
-    tangents, from the shooter's own rule (docs/cable.md#implicit-differentiation)."""
+    tangents, from forward mode through it in those directions alone
+    (`_surface_derivative`; docs/cable.md#implicit-differentiation)."""
     _, geodesic, _, _, _ = inputs
     return geodesic
 
