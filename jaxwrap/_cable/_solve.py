@@ -86,7 +86,7 @@ def _c_columns(surface: AbstractSurface, g: Geodesic) -> Geodesic:
     identity = Transform.identity((1,), g.p_SP.dtype)
     var = jax.tree.map(lambda x: x[0], variations(curves_in_ground((g,), identity)))
     live = jnp.where(g.arc_length > 0, 1.0, 0.0).astype(g.p_SP.dtype)
-    scale = jnp.stack([jnp.ones_like(live), jnp.ones_like(live), jnp.ones_like(live), live])
+    scale = jnp.ones(4, live.dtype).at[3].set(live)
     v_P, w_P, v_Q, w_Q = (x * scale for x in (var.v_P, var.w_P, var.v_Q, var.w_Q))
 
     def turned(w, R):  # d R = [w]x R, per column of w: (3, 3, 4)
