@@ -14,7 +14,7 @@ solved, and a list of *further* starts, solved only while the leg is not *settle
   near side of the straight line (its point nearest the surface origin, pushed out beyond
   the surface), both quarter turns from there about the line, and a start on the wrap
   side if it has one; further, the contact hint and the far side;
-- ``m >= 2`` obstacles: the hints as given (Simbody's start), every obstacle lifted, and
+- ``m >= 2`` obstacles: every obstacle lifted, the hints as given (Simbody's start), and
   for every obstacle three starts around the straight line (near side and quarter turns:
   that obstacle hinted there, the others lifted), plus starts on the wrap sides of sided
   obstacles; further, each obstacle's far side.
@@ -22,9 +22,12 @@ solved, and a list of *further* starts, solved only while the leg is not *settle
 A leg over numerically shot or several obstacles is settled when two genuine candidates
 end on its shortest length (within what the tolerance leaves undetermined, `_slack`):
 where they do not agree, the stationary paths are nearly equal and the costly starts
-run too.
+run too. It is also settled by one genuine candidate as short as the straight line
+between its ends, which no path can beat: such a leg's lifted start runs alone in an
+opening round, and where the line clears its obstacles no other start runs
+(docs/cable.md#the-straight-line-certificate).
 
-Starts run in rounds of ``K`` slots (``K`` the longest first list), batched within a
+Starts run in rounds of ``K`` slots (``K`` the longest first round), batched within a
 round (`run_solver_stack`: under an outer `vmap` the slots of the whole batch are
 compacted together, docs/performance.md#lane-compaction) and one `lax.scan` over rounds
 (the solver loop is compiled once). Legs are
@@ -110,10 +113,12 @@ EXACT = "exact"
 
 
 def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[Start], list[Start], bool]:
-    """The first starts (all solved) and the further starts (in order, only while the leg
-    is not settled) of one leg, and whether the leg settles by agreement (two genuine
-    candidates on its shortest length) rather than by any genuine path; the first start
-    is the one kept on ties."""
+    """The first starts (all solved unless the first of them settles the leg alone) and
+    the further starts (in order, only while the leg is not settled) of one leg, and
+    whether the leg settles by agreement (two genuine candidates on its shortest length,
+    or one on its straight line) rather than by any genuine path. Where it does, the
+    first start is the leg lifted off every obstacle, solved alone in the opening round
+    (`_schedule`). Earlier starts are kept on ties."""
     obstacles = cable.legs()[leg]
     if not obstacles:
         return [{}], [], False
@@ -131,8 +136,7 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
         if cable.obstacles[i].side is not None:
             starts.append({i: wrap_side_hint(cable, scene, i)})
         return starts, [{i: cable.obstacles[i].contact_hint}, {i: far}], True
-    starts: list[Start] = [{i: cable.obstacles[i].contact_hint for i in obstacles}]
-    starts.append(dict.fromkeys(obstacles))
+    starts: list[Start] = [dict.fromkeys(obstacles), {i: cable.obstacles[i].contact_hint for i in obstacles}]
     further: list[Start] = []
     for i in obstacles:
         near, quarter, far, three_quarter = side_hints(cable, scene, i, 4)
@@ -172,8 +176,16 @@ def _schedule(cable: AbstractCableSpan, scene: Scene) -> tuple[CurveState, np.nd
     static mask ``(R, K, legs)`` of slots a leg does not use, and the static per-leg flag
     of legs that settle by agreement."""
     plans = [_leg_starts(cable, scene, leg) for leg in range(len(cable.legs()))]
-    K = max(len(first) for first, _, _ in plans)
-    per_leg = [[first] + [further[j : j + K] for j in range(0, len(further), K)] for first, further, _ in plans]
+    # Where a leg settles by agreement, its lifted start opens alone: where the straight
+    # line between the leg's ends clears every obstacle it is the shortest path there
+    # is, and the leg is settled by it (`settled`) before any other start runs
+    # (docs/cable.md#the-straight-line-certificate).
+    openings = [[first[:1], first[1:]] if agree and len(first) > 1 else [first] for first, _, agree in plans]
+    K = max(len(chunk) for opening in openings for chunk in opening)
+    per_leg = [
+        opening + [further[j : j + K] for j in range(0, len(further), K)]
+        for opening, (_, further, _) in zip(openings, plans)
+    ]
     R = max(len(rounds) for rounds in per_leg)
     unused = np.ones((R, K, len(plans)), bool)
     slots: list[Start] = []  # one start of every obstacle per slot, round by round
@@ -208,13 +220,28 @@ def _on_shortest(cable: AbstractCableSpan, scores: Float[Array, "S legs"], accur
 
 
 def settled(
-    cable: AbstractCableSpan, scores: Float[Array, "S legs"], by_agreement: np.ndarray, accuracy=0.0
+    cable: AbstractCableSpan,
+    scores: Float[Array, "S legs"],
+    by_agreement: np.ndarray,
+    accuracy=0.0,
+    straight: Float[Array, " legs"] | None = None,
 ) -> Bool[Array, " legs"]:
     """Per leg, whether the candidates solved so far (`scores`: lengths, inf where not
     genuine or not solved) settle it: a genuine path, and where `by_agreement`, at least
-    two genuine candidates on the shortest length."""
+    two genuine candidates on the shortest length or one as short as the leg's
+    `straight` line (the distance between its ends: no path is shorter, so a genuine
+    one of that length is the shortest; docs/cable.md#the-straight-line-certificate)."""
     agreeing = jnp.sum(_on_shortest(cable, scores, accuracy), axis=0)
-    return jnp.where(jnp.asarray(by_agreement), agreeing >= 2, agreeing >= 1)
+    certified = jnp.zeros(agreeing.shape, bool)
+    if straight is not None:
+        shortest = jnp.min(scores, axis=0)
+        certified = jnp.isfinite(shortest) & (shortest <= straight + _slack(cable, straight, accuracy))
+    return jnp.where(jnp.asarray(by_agreement), (agreeing >= 2) | certified, agreeing >= 1)
+
+
+def straight_lengths(scene: Scene) -> Float[Array, " legs"]:
+    """Per leg, the distance between its ends: a lower bound on its length."""
+    return jnp.linalg.norm(scene.leg_end - scene.leg_start, axis=-1)
 
 
 #: The screen (docs/cable.md#screen-and-finish) shoots curves to a hundredth of the
@@ -252,11 +279,12 @@ def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
         return _screen_and_finish(cable, scene, states, unused, by_agreement, numeric_legs)
     R, K, num_legs = unused.shape
     score = jax.vmap(lambda c: leg_scores(cable, scene, c))
+    straight = straight_lengths(scene)
     dtype = scene.origin.dtype
 
     def solve_round(scores, inputs):
         r, states, unused = inputs
-        frozen = settled(cable, scores, by_agreement)[None, :] | unused
+        frozen = settled(cable, scores, by_agreement, straight=straight)[None, :] | unused
         carries = run_solver_stack(cable, scene, states, frozen)
         lengths, genuine = score(carries)
         genuine = genuine & ~frozen
@@ -282,9 +310,9 @@ def _screen_and_finish(
 ) -> SolverCarry:
     """The rounds of `_schedule` with every curve shot at `screen_accuracy` (the screen),
     the best candidate of each leg kept as they come (`choose` over the best so far and
-    the round, ties to the earlier), then one more round, the finish: each leg with
-    numerically shot curves whose kept candidate is genuine solved again from it at the
-    cable's accuracy, its curves in contact marked `STALE` so that the solver's first iteration
+    the round, ties to the earlier), then one more round, the finish: each leg whose kept
+    candidate is genuine and has numerically shot curves in contact solved again from it
+    at the cable's accuracy, those curves marked `STALE` so that the solver's first iteration
     reshoots them before evaluating them (docs/cable.md#screen-and-finish). All rounds
     run in one `lax.scan`, so the solver loop and its geodesic integrators are traced
     and compiled once."""
@@ -295,6 +323,7 @@ def _screen_and_finish(
     coarse = jnp.asarray(screen_accuracy(cable), dtype)
     numeric = _numeric(cable)
     leg_of = np.array(cable.leg_of_obstacle(), int)
+    straight = straight_lengths(scene)
     # The finish solves slot 0 of each leg with numerically shot curves; the rest idle.
     finish_unused = np.ones((1, K, num_legs), bool)
     finish_unused[0, 0] = ~numeric_legs
@@ -309,14 +338,18 @@ def _screen_and_finish(
         r, states, unused = inputs
         finishing = r == R
         c = _with_accuracy(cable, jnp.where(finishing, full, coarse))
-        screened = settled(c, scores, by_agreement, coarse)[None, :] | unused
+        screened = settled(c, scores, by_agreement, coarse, straight)[None, :] | unused
         # A leg whose kept candidate is no genuine path is returned as it is, with its
-        # failure (as without the screen); only genuine ones are finished.
-        finish = jnp.asarray(numeric_legs) & best_genuine
+        # failure (as without the screen); only genuine ones are finished, and only
+        # where a numerically shot curve is in contact (the screen's accuracy touched
+        # nothing else: a straight leg is exact as it is).
+        shot = jnp.asarray(numeric) & (best.state.status == IN_CONTACT)
+        curved = jnp.zeros(num_legs, bool).at[jnp.asarray(leg_of)].max(shot)
+        finish = jnp.asarray(numeric_legs) & best_genuine & curved
         frozen = jnp.where(finishing, jnp.asarray(unused) | ~finish[None, :], screened)
         # The kept candidate's numerically shot curves in contact are marked for the
         # solver to reshoot at full accuracy before it evaluates them.
-        stale = finishing & finish[leg_of] & jnp.asarray(numeric) & (best.state.status == IN_CONTACT)
+        stale = finishing & finish[leg_of] & shot
         kept = dataclasses.replace(best.state, status=jnp.where(stale, STALE, best.state.status))
         start = jax.tree.map(lambda x, k: x.at[0].set(jnp.where(finishing, k, x[0])), states, kept)
         carries = run_solver_stack(c, scene, start, frozen)

@@ -45,11 +45,15 @@ class AbstractSurface(eqx.Module):
 
     The class variables `geodesic_loop` ("diffrax" here) and `geodesic_solver`
     (`diffrax.Tsit5()` here) pick the loop and the solver of numerically shot geodesics
-    when the `GeodesicIntegrator` leaves them open.
+    when the `GeodesicIntegrator` leaves them open. `geodesic_chart` (False here) says
+    that the fused loop integrates in the surface's own coordinates, through the
+    methods `chart_from_state`, `state_from_chart`, `chart_field`, `chart_project` and
+    `chart_sizes` (`Ellipsoid`, `Torus`; docs/surfaces.md#geodesic-charts).
     """
 
     geodesic_loop: ClassVar[str] = "diffrax"
     geodesic_solver: ClassVar[diffrax.AbstractAdaptiveSolver] = diffrax.Tsit5()
+    geodesic_chart: ClassVar[bool] = False
 
     @abc.abstractmethod
     def implicit(self, x: Float[Array, "3"]) -> Float[Array, ""]:

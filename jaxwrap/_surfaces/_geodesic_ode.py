@@ -42,7 +42,11 @@ Design decisions:
   step (docs/performance.md#idle-curves).
 - **Two loops:** `diffrax.diffeqsolve`, or `_fused_solve`, a lean `lax.while_loop` over
   the same tableau and controller (docs/performance.md#fused-geodesic-loop), the
-  default for `Ellipsoid` and `Torus` (`GeodesicIntegrator.loop`).
+  default for `Ellipsoid` and `Torus` (`GeodesicIntegrator.loop`). On a surface with
+  `geodesic_chart` (both of these) the fused loop integrates the same geodesic in the
+  surface's own coordinates, whose states are on the surface by construction
+  (docs/surfaces.md#geodesic-charts); the state, the tolerances' sizes and the
+  projection are the chart's, start and end states are Cartesian.
 """
 
 import functools
@@ -74,7 +78,9 @@ class GeodesicIntegrator(eqx.Module):
     - `max_steps`: step budget per geodesic (Simbody: 10 000).
     - `adjoint`: `None` for the forward-sensitivity rule described in this module (both
       differentiation modes, vmap-friendly), or any `diffrax.AbstractAdjoint`, used as is.
-    - `projection_iterations`: Newton steps of the coordinate projection after each step.
+    - `projection_iterations`: Newton steps of the coordinate projection after each step
+      (not used by the fused loop on a surface with a geodesic chart, whose projection
+      is the chart's own, docs/surfaces.md#geodesic-charts).
     - `loop`: which loop steps the solver. ``"diffrax"``: `diffrax.diffeqsolve` (any
       adaptive solver and adjoint); ``"fused"``: jaxwrap's lean loop over the solver's
       Butcher tableau, same numerics, several times faster under `vmap`
@@ -206,11 +212,15 @@ def _effective_accuracy(accuracy: float | Float[Array, ""], dtype, surface=None)
     integrated alike; and never asking for less than 100 ulp of a component keeps the
     error estimates above round-off, where the step size would collapse (float32 on a
     millimetre-sized surface)."""
-    eps = jnp.finfo(dtype).eps
     L = jnp.ones((), dtype) if surface is None else length_scale(surface, dtype)
     one = jnp.ones((), dtype)
     size = jnp.stack([L, L, L, one, one, one, one, 1 / L, L, one])
-    return jnp.maximum(jnp.asarray(accuracy, dtype), 100 * eps) * size
+    return _floored(accuracy, dtype) * size
+
+
+def _floored(accuracy, dtype) -> Float[Array, ""]:
+    """`accuracy`, at least 100 ulp of `dtype`."""
+    return jnp.maximum(jnp.asarray(accuracy, dtype), 100 * jnp.finfo(dtype).eps)
 
 
 def _for_adjoint(solver, adjoint):
@@ -282,11 +292,25 @@ def _fused_solve(surface, y0, length, accuracy, integrator, integrate=None) -> _
     b_sol, b_err = np.asarray(tableau.b_sol, float), np.asarray(tableau.b_error, float)
     error_order = solver.error_order(diffrax.ODETerm(geodesic_vector_field))
     dtype = y0.dtype
-    atol = _effective_accuracy(accuracy, dtype, surface)
     t_end = jnp.ones((), dtype) if integrate is None else jnp.where(integrate, 1.0, 0.0).astype(dtype)
+    if surface.geodesic_chart:  # the surface's own coordinates (docs/surfaces.md#geodesic-charts)
+        atol = _floored(accuracy, dtype) * surface.chart_sizes(dtype)
+        y_start = y0
+        y0 = surface.chart_from_state(y0)
 
-    def field(y):
-        return geodesic_vector_field(None, y, (surface, length))
+        def field(z):
+            return length * surface.chart_field(z)
+
+        def project(z):
+            return surface.chart_project(z)
+    else:
+        atol = _effective_accuracy(accuracy, dtype, surface)
+
+        def field(y):
+            return geodesic_vector_field(None, y, (surface, length))
+
+        def project(y):
+            return _project_state(surface, y, integrator.projection_iterations)
 
     def norm(x):
         return jnp.max(jnp.abs(x) / jax.lax.stop_gradient(atol))
@@ -318,7 +342,7 @@ def _fused_solve(surface, y0, length, accuracy, integrator, integrate=None) -> _
         inverse = jnp.where(scaled > 0, 1 / jnp.where(scaled > 0, scaled, 1.0), jnp.inf)
         factor = jnp.clip(0.9 * inverse ** (1 / error_order), 0.2, jnp.where(accept, 10.0, 0.9))
         f1 = ks[-1] if tableau.fsal else field(y1)
-        projected = _project_state(surface, y1, integrator.projection_iterations)
+        projected = project(y1)
         return (
             jnp.where(accept, jnp.where(last, t_end, t + h), t),
             jax.lax.stop_gradient(h * factor),
@@ -336,6 +360,9 @@ def _fused_solve(surface, y0, length, accuracy, integrator, integrate=None) -> _
     t, _, y1, _, steps, ok = jax.lax.while_loop(
         unfinished, step, (zero, dt0, y0, f0, jnp.zeros((), jnp.int32), jnp.ones((), bool))
     )
+    if surface.geodesic_chart:
+        # An unmoved curve keeps its start state exactly (not its round trip through the chart).
+        y1 = jnp.where(t > 0, surface.state_from_chart(y1), y_start)
     ok = ok & (t >= t_end) & jnp.all(jnp.isfinite(y1))
     return _Solved(
         ys=jnp.where(ok, y1, jnp.nan)[None],

@@ -4,6 +4,7 @@ from typing import ClassVar
 
 import diffrax
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
@@ -29,6 +30,8 @@ class Torus(AbstractSurface):
     # An eighth-order pair takes a quarter of Tsit5's steps on the tube's tight turns
     # (docs/performance.md#geodesic-solver).
     geodesic_solver: ClassVar[diffrax.AbstractAdaptiveSolver] = diffrax.Dopri8()
+    # The fused loop integrates in the torus's own coordinates (docs/surfaces.md#geodesic-charts).
+    geodesic_chart: ClassVar[bool] = True
 
     ring_radius: Float[Array, ""] = eqx.field(converter=lambda r: as_scalar(r, "Torus ring_radius"))
     tube_radius: Float[Array, ""] = eqx.field(converter=lambda r: as_scalar(r, "Torus tube_radius"))
@@ -73,3 +76,67 @@ class Torus(AbstractSurface):
                 jnp.stack([zero, zero, fzz]),
             ]
         )
+
+    # ------------------------------------------------------------------ geodesic chart
+    # The fused geodesic loop integrates a torus geodesic in the surface's own
+    # coordinates (docs/surfaces.md#geodesic-charts): the tube angle u, the azimuth v and
+    # the heading θ from the meridian, each stored as its (cos, sin) pair, beside the
+    # four Jacobi states. Clairaut's relation r sin θ = const (r = R + a cos u) gives
+    # θ' = sin u sin θ / r; the field is polynomial but for one division by r, and the
+    # state is on the surface by construction (no projection, only the pairs' norms).
+
+    def chart_from_state(self, y: Float[Array, "10"]) -> Float[Array, "10"]:
+        """Chart state [cos u, sin u, cos v, sin v, cos θ, sin θ, a, a', r, r'] of a
+        Cartesian geodesic state [p, t, a, a', r, r'] (p on the surface, t tangent)."""
+        p, t = y[0:3], y[3:6]
+        R, a = self.ring_radius, self.tube_radius
+        rho = self._rho(p)
+        cv, sv = p[0] / rho, p[1] / rho
+        cu, su = _unit_pair((rho - R) / a, p[2] / a)
+        e_u = jnp.stack([-su * cv, -su * sv, cu])
+        e_v = jnp.stack([-sv, cv, jnp.zeros_like(cv)])
+        ct, st = _unit_pair(jnp.dot(t, e_u), jnp.dot(t, e_v))
+        return jnp.concatenate([jnp.stack([cu, su, cv, sv, ct, st]), y[6:]])
+
+    def state_from_chart(self, z: Float[Array, "10"]) -> Float[Array, "10"]:
+        """The Cartesian state [p, t, a, a', r, r'] of a chart state."""
+        cu, su, cv, sv, ct, st = z[0], z[1], z[2], z[3], z[4], z[5]
+        a = self.tube_radius
+        r = self.ring_radius + a * cu
+        p = jnp.stack([r * cv, r * sv, a * su])
+        t = ct * jnp.stack([-su * cv, -su * sv, cu]) + st * jnp.stack([-sv, cv, jnp.zeros_like(cv)])
+        return jnp.concatenate([p, t, z[6:]])
+
+    def chart_field(self, z: Float[Array, "10"]) -> Float[Array, "10"]:
+        """d/ds of the chart state: u' = cos θ / a, v' = sin θ / r, θ' = sin u sin θ / r,
+        and the Jacobi equations with K = cos u / (a r)."""
+        cu, su, cv, sv, ct, st = z[0], z[1], z[2], z[3], z[4], z[5]
+        a = self.tube_radius
+        inv_r = 1 / (self.ring_radius + a * cu)
+        du, dv, dth = ct / a, st * inv_r, su * st * inv_r
+        K = cu * inv_r / a
+        return jnp.stack([-su * du, cu * du, -sv * dv, cv * dv, -st * dth, ct * dth, z[7], -K * z[6], z[9], -K * z[8]])
+
+    def chart_project(self, z: Float[Array, "10"]) -> Float[Array, "10"]:
+        """Each (cos, sin) pair back to unit length (the drift of an accepted step)."""
+        cu, su = _unit_pair(z[0], z[1])
+        cv, sv = _unit_pair(z[2], z[3])
+        ct, st = _unit_pair(z[4], z[5])
+        return jnp.concatenate([jnp.stack([cu, su, cv, sv, ct, st]), z[6:]])
+
+    def chart_sizes(self, dtype) -> Float[Array, "10"]:
+        """Per chart state, the size the step controller's tolerance is relative to:
+        lengths over the extent L = R + a, as for the Cartesian state
+        (docs/cable.md#scale). A change δ of the u pair moves the point by a·δ, of the v
+        pair by at most (R + a)·δ, of the θ pair turns the unit tangent by δ; so those
+        pairs take L/a, 1 and 1; the Jacobi states 1, 1/L, L, 1."""
+        R, a = jax.lax.stop_gradient((jnp.asarray(self.ring_radius, dtype), jnp.asarray(self.tube_radius, dtype)))
+        L, one = R + a, jnp.ones((), dtype)
+        return jnp.stack([L / a, L / a, one, one, one, one, one, 1 / L, L, one])
+
+
+def _unit_pair(c, s):
+    """(c, s) / |(c, s)|, finite where both vanish (never on a valid state)."""
+    n2 = c * c + s * s
+    inv = jax.lax.rsqrt(jnp.where(n2 > 0, n2, 1.0))
+    return c * inv, s * inv

@@ -1,4 +1,5 @@
-"""The candidate cold start's rounds (docs/cable.md#cold-start-candidates): the further
+"""The candidate cold start's rounds (docs/cable.md#cold-start-candidates): the lifted
+start alone first, settling a leg whose straight line clears its obstacles; the further
 starts (hint, far side) run only where the first ones do not settle a leg, and the kept
 path is still the shortest over every start, including a configuration where only a
 quarter side reaches it while lifted, near side and hint agree on a longer wrap, and one
@@ -45,6 +46,19 @@ def test_settled_needs_two_agreeing_genuine_candidates_where_asked():
     assert settled(cable, jnp.full((4, 2), INF), np.array([True, False])).tolist() == [False, False]
 
 
+def test_a_candidate_on_the_straight_line_settles_its_leg_alone():
+    """docs/cable.md#the-straight-line-certificate: no path is shorter than the distance
+    between a leg's ends, so one genuine candidate of that length settles a leg that
+    otherwise needs two agreeing ones; a longer one does not."""
+    cable = jw.CableSpan(0, [0.0, 0.0, 0.0], 0, [1.0, 0.0, 0.0])
+    tol2 = float(cable.settings.smoothness_tolerance) ** 2
+    scores = jnp.array([[2.0, 2.0 * (1 + 0.5 * tol2), 2.0 * (1 + 3 * tol2), INF], [INF, INF, INF, INF]])
+    straight = jnp.full(4, 2.0)
+    agree = np.ones(4, bool)
+    assert settled(cable, scores, agree).tolist() == [False, False, False, False]
+    assert settled(cable, scores, agree, straight=straight).tolist() == [True, True, False, False]
+
+
 @pytest.fixture(scope="module")
 def torus_starts():
     """16 torus configurations of `benchmarks/cable_starts.py`'s class (seed 0): number
@@ -59,7 +73,7 @@ def torus_starts():
         ]
     )
     cable = ct.cable("torus", smoothness_tolerance=1e-9, max_iterations=100)
-    every, _ = cable_starts.every_start("torus")(cable, keys)
+    every, _, straight = cable_starts.every_start("torus")(cable, keys)
 
     @jax.jit
     @jax.vmap
@@ -69,11 +83,11 @@ def torus_starts():
         return path.length, path.converged
 
     length, converged = solve(keys)
-    return np.asarray(every), np.asarray(length), np.asarray(converged)
+    return np.asarray(every), np.asarray(straight), np.asarray(length), np.asarray(converged)
 
 
 def test_the_kept_path_is_the_shortest_of_every_start(torus_starts):
-    every, length, converged = torus_starts
+    every, straight, length, converged = torus_starts
     names, num_first = cable_starts.start_names("torus")
     best = every.min(axis=1)
     # Configuration 276: the first starts disagree; the quarter side's path is kept.
@@ -86,8 +100,12 @@ def test_the_kept_path_is_the_shortest_of_every_start(torus_starts):
     np.testing.assert_array_equal(converged, ok)
     np.testing.assert_allclose(length[ok], best[ok], rtol=1e-9)
     # The solver's rule, replayed on the separate solves, keeps the same lengths.
-    kept, _ = cable_starts.as_solved(every, np.zeros_like(every, dtype=int), num_first)
+    kept, _ = cable_starts.as_solved(every, np.zeros_like(every, dtype=int), num_first, straight)
     np.testing.assert_allclose(kept[ok], best[ok], rtol=1e-9)
+    # Where the lifted start stays straight, it is the shortest path (the certificate).
+    clear = every[:, 0] <= straight * (1 + 1e-9)
+    assert 3 <= clear.sum() < len(clear)
+    np.testing.assert_allclose(every[clear, 0], best[clear], rtol=1e-12)
 
 
 def test_screen_accuracy_follows_the_tolerance():
