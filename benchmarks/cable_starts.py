@@ -7,8 +7,10 @@ how often it ends on a genuine path, its corrections per solve (median, 90th per
 and how often it is the only start to reach the shortest genuine path of all of them; then,
 for the start lists it is asked about, how many configurations each misses that shortest
 path on, and on how many it leaves no genuine path at all; last, the rule the solver
-follows (first starts, further ones only where two genuine candidates do not agree on
-the shortest length): its misses and its corrections per configuration.
+follows (the lifted start alone, settling the leg where it stays on the straight line;
+then the other first starts, and further ones only where two genuine candidates do not
+agree on the shortest length; docs/cable.md#the-straight-line-certificate): its misses,
+its corrections per configuration, and how often the straight line clears the obstacle.
 
     python benchmarks/cable_starts.py --kind torus --num 4096 [--seed 0]
     python benchmarks/cable_starts.py --kind chain --num 1024   # the sphere-cylinder leg
