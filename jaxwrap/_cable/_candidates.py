@@ -176,6 +176,8 @@ def _schedule(cable: AbstractCableSpan, scene: Scene) -> tuple[CurveState, np.nd
     static mask ``(R, K, legs)`` of slots a leg does not use, and the static per-leg flag
     of legs that settle by agreement."""
     plans = [_leg_starts(cable, scene, leg) for leg in range(len(cable.legs()))]
+    for leg, (first, _, agree) in enumerate(plans):  # the opening below relies on it
+        assert not agree or first[0] == dict.fromkeys(cable.legs()[leg]), "a settling-by-agreement leg opens lifted"
     # Where a leg settles by agreement, its lifted start opens alone: where the straight
     # line between the leg's ends clears every obstacle it is the shortest path there
     # is, and the leg is settled by it (`settled`) before any other start runs

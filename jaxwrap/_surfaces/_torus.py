@@ -93,8 +93,7 @@ class Torus(AbstractSurface):
         rho = self._rho(p)
         cv, sv = p[0] / rho, p[1] / rho
         cu, su = _unit_pair((rho - R) / a, p[2] / a)
-        e_u = jnp.stack([-su * cv, -su * sv, cu])
-        e_v = jnp.stack([-sv, cv, jnp.zeros_like(cv)])
+        e_u, e_v = _chart_basis(cu, su, cv, sv)
         ct, st = _unit_pair(jnp.dot(t, e_u), jnp.dot(t, e_v))
         return jnp.concatenate([jnp.stack([cu, su, cv, sv, ct, st]), y[6:]])
 
@@ -104,7 +103,8 @@ class Torus(AbstractSurface):
         a = self.tube_radius
         r = self.ring_radius + a * cu
         p = jnp.stack([r * cv, r * sv, a * su])
-        t = ct * jnp.stack([-su * cv, -su * sv, cu]) + st * jnp.stack([-sv, cv, jnp.zeros_like(cv)])
+        e_u, e_v = _chart_basis(cu, su, cv, sv)
+        t = ct * e_u + st * e_v
         return jnp.concatenate([p, t, z[6:]])
 
     def chart_field(self, z: Float[Array, "10"]) -> Float[Array, "10"]:
@@ -133,6 +133,11 @@ class Torus(AbstractSurface):
         R, a = jax.lax.stop_gradient((jnp.asarray(self.ring_radius, dtype), jnp.asarray(self.tube_radius, dtype)))
         L, one = R + a, jnp.ones((), dtype)
         return jnp.stack([L / a, L / a, one, one, one, one, one, 1 / L, L, one])
+
+
+def _chart_basis(cu, su, cv, sv):
+    """The unit tangents along the meridian (e_u) and the parallel (e_v) at (u, v)."""
+    return jnp.stack([-su * cv, -su * sv, cu]), jnp.stack([-sv, cv, jnp.zeros_like(cv)])
 
 
 def _unit_pair(c, s):
