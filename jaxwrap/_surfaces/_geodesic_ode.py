@@ -73,8 +73,8 @@ class GeodesicIntegrator(eqx.Module):
     **Fields:**
 
     - `solver`: an adaptive explicit diffrax solver; None (default): the surface's
-      `geodesic_solver`, `diffrax.Tsit5()` on every surface but the torus, which takes
-      `diffrax.Dopri8()` (docs/performance.md#geodesic-solver).
+      `geodesic_solver`, `diffrax.Tsit5()` on every surface but the ellipsoid and the
+      torus, which take `diffrax.Dopri8()` (docs/performance.md#geodesic-solver).
     - `max_steps`: step budget per geodesic (Simbody: 10 000).
     - `adjoint`: `None` for the forward-sensitivity rule described in this module (both
       differentiation modes, vmap-friendly), or any `diffrax.AbstractAdjoint`, used as is.
@@ -112,6 +112,11 @@ class GeodesicIntegrator(eqx.Module):
 
 
 _DEFAULT_SOLVER = diffrax.Tsit5()
+# An error estimate sizes the next step only where it is this far above its own
+# rounding and above NEGLIGIBLE (scaled); below, it counts as zero (`_fused_solve`,
+# docs/performance.md#rounding-level-error-estimates).
+NOISE_RATIO = 1e4
+NEGLIGIBLE = 1e-3
 
 
 def solver_for(surface, integrator: GeodesicIntegrator) -> diffrax.AbstractAdaptiveSolver:
@@ -280,9 +285,11 @@ def _fused_solve(surface, y0, length, accuracy, integrator, integrate=None) -> _
     The same numerics as the diffrax solve: the tableau, error estimate, first-same-as-
     last stage, Hairer's initial step, the integral controller (safety 0.9, factors 0.2
     and 10, no growth after a rejection), `_effective_accuracy` in the max norm,
-    projection after every accepted step. What it saves is diffrax's general loop state
-    (dense output, save buffers, event and progress machinery), which under `vmap` is
-    copied through a `select` at every step of every lane.
+    projection after every accepted step; one difference: an error estimate at its own
+    rounding level counts as zero (docs/performance.md#rounding-level-error-estimates).
+    What it saves is diffrax's general loop state (dense output, save buffers, event and
+    progress machinery), which under `vmap` is copied through a `select` at every step of
+    every lane.
 
     Step sizes carry no derivative (as in diffrax); forward mode through the loop gives
     the derivatives of the discrete solution."""
@@ -292,6 +299,7 @@ def _fused_solve(surface, y0, length, accuracy, integrator, integrate=None) -> _
     b_sol, b_err = np.asarray(tableau.b_sol, float), np.asarray(tableau.b_error, float)
     error_order = solver.error_order(diffrax.ODETerm(geodesic_vector_field))
     dtype = y0.dtype
+    eps = float(jnp.finfo(dtype).eps)
     t_end = jnp.ones((), dtype) if integrate is None else jnp.where(integrate, 1.0, 0.0).astype(dtype)
     if surface.geodesic_chart:  # the surface's own coordinates (docs/surfaces.md#geodesic-charts)
         atol = _floored(accuracy, dtype) * surface.chart_sizes(dtype)
@@ -339,7 +347,13 @@ def _fused_solve(surface, y0, length, accuracy, integrator, integrate=None) -> _
         finite = jnp.all(jnp.isfinite(y1)) & jnp.all(jnp.isfinite(error))
         scaled = jax.lax.stop_gradient(norm(error))
         accept = finite & (scaled < 1)
-        inverse = jnp.where(scaled > 0, 1 / jnp.where(scaled > 0, scaled, 1.0), jnp.inf)
+        # An estimate too near its own rounding to size a step reliably counts as zero:
+        # the step grows by the largest factor, so that rounding (which differs between
+        # a batched and a single program) never sizes the next step
+        # (docs/performance.md#rounding-level-error-estimates).
+        rounding = eps * jnp.abs(h) * sum(abs(float(e)) * jnp.abs(k) for e, k in zip(b_err, ks) if e != 0)
+        negligible = scaled <= jnp.minimum(NOISE_RATIO * jax.lax.stop_gradient(norm(rounding)), NEGLIGIBLE)
+        inverse = jnp.where((scaled > 0) & ~negligible, 1 / jnp.where(scaled > 0, scaled, 1.0), jnp.inf)
         factor = jnp.clip(0.9 * inverse ** (1 / error_order), 0.2, jnp.where(accept, 10.0, 0.9))
         f1 = ks[-1] if tableau.fsal else field(y1)
         projected = project(y1)

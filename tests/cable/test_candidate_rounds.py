@@ -151,9 +151,12 @@ def test_the_kept_candidate_is_finished_at_full_accuracy(screened_ellipsoid):
     screened = jax.vmap(lambda p, R, s: shoot(p, R, s, 1e-7))(g.p_SP, g.R_SP, g.arc_length)
     error = np.linalg.norm(np.asarray(g.p_SQ - reference), axis=-1)[in_contact]
     screen_error = np.linalg.norm(np.asarray(screened - reference), axis=-1)[in_contact]
-    # The returned curves are the finish's, shot at 1e-10 (x the extent), not the screen's.
+    # The returned curves are the finish's, shot at 1e-10 (x the extent), not the screen's:
+    # within the finish's accuracy, and 100x closer to the reference than the screen's
+    # (Dopri8 at 1e-7 lands near 1e-9 x the extent already, 2e-10 here).
     extent = float(surface.extent())
-    assert error.max() < 1e-9 * extent < screen_error.max()
+    assert error.max() < 1e-9 * extent
+    assert error.max() < 0.01 * screen_error.max()
     # A warm start from the result is already converged: the finish's path is the solver's.
     np.testing.assert_array_equal(np.asarray(warm.num_iterations), 0)
     np.testing.assert_allclose(np.asarray(warm.length), np.asarray(cold.length), rtol=1e-13)
