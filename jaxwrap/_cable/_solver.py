@@ -196,10 +196,67 @@ def map_by_kind(fn, surfaces, *per_obstacle) -> list:
     return out
 
 
-def _pinv_solve(A: Array, b: Array) -> Array:
-    # Minimum-norm least squares, like Simbody's FactorQTZ with rcond = max(m, n) eps^(7/8).
+def _pinv_solve(A: Float[Array, "m n"], b: Float[Array, " m"]) -> Float[Array, " n"]:
+    """Minimum-norm least squares, as Simbody's `FactorQTZ` solves it (rcond = max(m, n)
+    eps^(7/8)): a complete orthogonal factorisation, not an SVD
+    (docs/performance.md#small-dense-algebra).
+
+    Column-pivoted QR, ``A P = Q R``; the rank r counts the leading diagonal entries of R
+    above rcond times the first (pivoting orders them by size). At full rank (nearly every
+    lane) the answer is ``P R⁻¹ Qᵀ b``. Below it, R's trailing rows are dropped and the
+    minimum-norm solution of the remaining ``r × n`` system comes from a QR of its
+    transpose; that branch runs only when some lane of the batch needs it (`lane_cond`).
+    Wider than tall matrices (which the solver never builds) take the SVD."""
+    m, n = A.shape
     eps = jnp.finfo(A.dtype).eps
-    return jnp.linalg.pinv(A, rtol=max(A.shape) * eps ** (7 / 8)) @ b
+    rcond = max(m, n) * eps ** (7 / 8)
+    if m < n:
+        return jnp.linalg.pinv(A, rtol=rcond) @ b
+    q, r, perm = jax.lax.linalg.qr(A, pivoting=True, full_matrices=False)
+    c = q.T @ b
+    diagonal = jnp.abs(jnp.diagonal(r))
+    keep = jnp.cumprod(diagonal > rcond * diagonal[0]).astype(bool)
+    full_rank = keep[-1]
+    safe = jnp.where(jnp.eye(n, dtype=bool) & ~full_rank, 1.0, r)
+    y = jax.lax.linalg.triangular_solve(safe, c[:, None], left_side=True, lower=False)[:, 0]
+    y = jnp.where(full_rank, y, lane_cond(~full_rank, _minimum_norm_trapezoid, r, c, keep))
+    return jnp.zeros_like(y).at[perm].set(y)
+
+
+def _minimum_norm_trapezoid(
+    r: Float[Array, "n n"], c: Float[Array, " n"], keep: Bool[Array, " n"]
+) -> Float[Array, " n"]:
+    """The minimum-norm y with ``R[:k] y = c[:k]``, k the number of True in the prefix
+    `keep`: ``R[:k]ᵀ = Z L`` (QR), then ``y = Z L⁻ᵀ c[:k]``, all at the full static size
+    with the dropped rows zero (their columns of L are zero and get a unit diagonal)."""
+    n = r.shape[0]
+    trapezoid = jnp.where(keep[:, None], r, 0.0)
+    z, l_t = jax.lax.linalg.qr(trapezoid.T, full_matrices=False)
+    lower = jnp.where(jnp.eye(n, dtype=bool), jnp.where(keep, jnp.diagonal(l_t), 1.0), l_t.T)
+    w = jax.lax.linalg.triangular_solve(lower, jnp.where(keep, c, 0.0)[:, None], left_side=True, lower=True)[:, 0]
+    return z @ jnp.where(keep, w, 0.0)
+
+
+def _symmetric_pinv_solve_2x2(A: Float[Array, "2 2"], b: Float[Array, " 2"]) -> Float[Array, " 2"]:
+    """`_pinv_solve` for a symmetric 2×2 matrix, from its eigendecomposition by one Jacobi
+    rotation (Golub and Van Loan's `sym.schur2`, exact up to rounding) instead of a LAPACK
+    SVD: the same cut-off, relative to the largest |eigenvalue| (= singular value). A
+    LAPACK call on a matrix this small costs about 1.5 µs, mostly its own set-up
+    (docs/performance.md#small-dense-algebra)."""
+    eps = jnp.finfo(A.dtype).eps
+    app, aqq, apq = A[0, 0], A[1, 1], 0.5 * (A[0, 1] + A[1, 0])
+    coupled = apq != 0
+    tau = (aqq - app) / (2 * jnp.where(coupled, apq, 1.0))
+    t = jnp.where(tau >= 0, 1.0, -1.0) / (jnp.abs(tau) + jnp.hypot(1.0, tau))
+    t = jnp.where(coupled, t, 0.0)
+    c = 1 / jnp.sqrt(1 + t * t)
+    s = t * c
+    eigenvalues = jnp.stack([app - t * apq, aqq + t * apq])
+    V = jnp.stack([jnp.stack([c, s]), jnp.stack([-s, c])])  # columns: the eigenvectors
+    magnitude = jnp.abs(eigenvalues)
+    keep = magnitude > 2 * eps ** (7 / 8) * jnp.max(magnitude)
+    inverse = jnp.where(keep, 1 / jnp.where(keep, eigenvalues, 1.0), 0.0)
+    return V @ (inverse * (V.T @ b))
 
 
 def _gauss_newton(J4, error, weight, live, size):
@@ -226,14 +283,20 @@ def _minimum_length(J4, error, weight, live, size, curves, var, neighbours, line
     # length (μ ℓ per curve); identity where masked.
     damping = jnp.repeat(jnp.where(live, weight * size[0::4], 1.0), 4)
     dead = jnp.repeat(~live, 4)
-    Q = (V * jnp.abs(eigenvalues)) @ V.T + jnp.diag(damping)
-    Q = jnp.where(dead[:, None] | dead[None, :], jnp.eye(4 * n, dtype=Q.dtype), Q)
-    Q_inv = jnp.linalg.inv(Q)
+    if n == 1:
+        # One curve: the damping is one number (1 where the curve is masked, where `sym`
+        # is 0), so Q = V (|Λ| + d) Vᵀ and its inverse needs no further factorisation
+        # (docs/performance.md#small-dense-algebra).
+        Q_inv = (V / (jnp.abs(eigenvalues) + damping)) @ V.T
+    else:
+        Q = (V * jnp.abs(eigenvalues)) @ V.T + jnp.diag(damping)
+        Q = jnp.where(dead[:, None] | dead[None, :], jnp.eye(4 * n, dtype=Q.dtype), Q)
+        Q_inv = jnp.linalg.inv(Q)
     rows = jnp.array([0, 2])
     J = J4[:, rows].reshape(2 * n, 4 * n) * size[None, :]
     e = error[:, rows].reshape(2 * n)
     A = J @ Q_inv @ J.T
-    lam = _pinv_solve(A, e - J @ Q_inv @ g)
+    lam = (_symmetric_pinv_solve_2x2 if n == 1 else _pinv_solve)(A, e - J @ Q_inv @ g)
     q = -0.5 * Q_inv @ (g + J.T @ lam)
     return jnp.where(live[:, None], (q * size).reshape(n, 4), 0.0)
 
