@@ -206,7 +206,8 @@ def _pinv_solve(A: Float[Array, "m n"], b: Float[Array, " m"]) -> Float[Array, "
     lane) the answer is ``P R⁻¹ Qᵀ b``. Below it, R's trailing rows are dropped and the
     minimum-norm solution of the remaining ``r × n`` system comes from a QR of its
     transpose; that branch runs only when some lane of the batch needs it (`lane_cond`).
-    Wider than tall matrices (which the solver never builds) take the SVD."""
+    A system with a non-finite entry gives NaN, as the SVD does. Wider than tall
+    matrices (which the solver never builds) take the SVD."""
     m, n = A.shape
     eps = jnp.finfo(A.dtype).eps
     rcond = max(m, n) * eps ** (7 / 8)
@@ -220,7 +221,9 @@ def _pinv_solve(A: Float[Array, "m n"], b: Float[Array, " m"]) -> Float[Array, "
     safe = jnp.where(jnp.eye(n, dtype=bool) & ~full_rank, 1.0, r)
     y = jax.lax.linalg.triangular_solve(safe, c[:, None], left_side=True, lower=False)[:, 0]
     y = jnp.where(full_rank, y, lane_cond(~full_rank, _minimum_norm_trapezoid, r, c, keep))
-    return jnp.zeros_like(y).at[perm].set(y)
+    # A non-finite system has no answer (the SVD's NaN), never the rank-0 answer zero.
+    finite = jnp.all(jnp.isfinite(A)) & jnp.all(jnp.isfinite(b))
+    return jnp.where(finite, jnp.zeros_like(y).at[perm].set(y), jnp.nan)
 
 
 def _minimum_norm_trapezoid(

@@ -111,3 +111,19 @@ def test_symmetric_2x2_solve_matches_the_svd_pseudo_inverse():
         kept = s[s > 2 * np.finfo(float).eps ** (7 / 8) * s[0]] if s[0] > 0 else np.ones(1)
         condition = kept[0] / kept[-1]
         assert np.max(np.abs(got[i] - want)) <= 50 * np.finfo(float).eps * condition * scale, i
+
+
+def test_non_finite_systems_give_nan(batched_solve):
+    """As the SVD pseudo-inverse does: a NaN or infinite entry of A or b is no answer,
+    never the rank-0 answer zero; the finite lanes of the batch are unaffected."""
+    rng = np.random.default_rng(1)
+    A = rng.normal(size=(4, 5, 4))
+    b = rng.normal(size=(4, 5))
+    A[1, 2, 3] = np.nan
+    A[2, 0, 0] = np.inf
+    b[3, 4] = np.nan
+    got = np.asarray(batched_solve(jnp.asarray(A), jnp.asarray(b)))
+    assert np.all(np.isnan(got[1:]))
+    np.testing.assert_allclose(got[0], _reference(A[0], b[0]), rtol=1e-12)
+    x = _symmetric_pinv_solve_2x2(jnp.full((2, 2), jnp.nan), jnp.ones(2))
+    assert np.all(np.isnan(np.asarray(x)))
