@@ -209,8 +209,7 @@ def _pinv_solve(A: Float[Array, "m n"], b: Float[Array, " m"]) -> Float[Array, "
     A system with a non-finite entry gives NaN, as the SVD does. Wider than tall
     matrices (which the solver never builds) take the SVD."""
     m, n = A.shape
-    eps = jnp.finfo(A.dtype).eps
-    rcond = max(m, n) * eps ** (7 / 8)
+    rcond = _rcond(m, n, A.dtype)
     if m < n:
         return jnp.linalg.pinv(A, rtol=rcond) @ b
     q, r, perm = jax.lax.linalg.qr(A, pivoting=True, full_matrices=False)
@@ -224,6 +223,12 @@ def _pinv_solve(A: Float[Array, "m n"], b: Float[Array, " m"]) -> Float[Array, "
     # A non-finite system has no answer (the SVD's NaN), never the rank-0 answer zero.
     finite = jnp.all(jnp.isfinite(A)) & jnp.all(jnp.isfinite(b))
     return jnp.where(finite, jnp.zeros_like(y).at[perm].set(y), jnp.nan)
+
+
+def _rcond(m: int, n: int, dtype) -> float:
+    """Simbody's `FactorQTZ` cut-off for an m × n system, relative to its largest
+    singular value (or diagonal entry of the pivoted R): max(m, n) eps^(7/8)."""
+    return max(m, n) * float(jnp.finfo(dtype).eps) ** (7 / 8)
 
 
 def _minimum_norm_trapezoid(
@@ -244,9 +249,8 @@ def _symmetric_pinv_solve_2x2(A: Float[Array, "2 2"], b: Float[Array, " 2"]) -> 
     """`_pinv_solve` for a symmetric 2×2 matrix, from its eigendecomposition by one Jacobi
     rotation (Golub and Van Loan's `sym.schur2`, exact up to rounding) instead of a LAPACK
     SVD: the same cut-off, relative to the largest |eigenvalue| (= singular value). A
-    LAPACK call on a matrix this small costs about 1.5 µs, mostly its own set-up
+    LAPACK call on a matrix this small costs about 1.2 µs, mostly its own set-up
     (docs/performance.md#small-dense-algebra)."""
-    eps = jnp.finfo(A.dtype).eps
     app, aqq, apq = A[0, 0], A[1, 1], 0.5 * (A[0, 1] + A[1, 0])
     coupled = apq != 0
     tau = (aqq - app) / (2 * jnp.where(coupled, apq, 1.0))
@@ -257,7 +261,7 @@ def _symmetric_pinv_solve_2x2(A: Float[Array, "2 2"], b: Float[Array, " 2"]) -> 
     eigenvalues = jnp.stack([app - t * apq, aqq + t * apq])
     V = jnp.stack([jnp.stack([c, s]), jnp.stack([-s, c])])  # columns: the eigenvectors
     magnitude = jnp.abs(eigenvalues)
-    keep = magnitude > 2 * eps ** (7 / 8) * jnp.max(magnitude)
+    keep = magnitude > _rcond(2, 2, A.dtype) * jnp.max(magnitude)
     inverse = jnp.where(keep, 1 / jnp.where(keep, eigenvalues, 1.0), 0.0)
     return V @ (inverse * (V.T @ b))
 
@@ -285,13 +289,13 @@ def _minimum_length(J4, error, weight, live, size, curves, var, neighbours, line
     # |sym| (negative curvature flipped) plus each leg's damping, in metres like the
     # length (μ ℓ per curve); identity where masked.
     damping = jnp.repeat(jnp.where(live, weight * size[0::4], 1.0), 4)
-    dead = jnp.repeat(~live, 4)
     if n == 1:
         # One curve: the damping is one number (1 where the curve is masked, where `sym`
         # is 0), so Q = V (|Λ| + d) Vᵀ and its inverse needs no further factorisation
         # (docs/performance.md#small-dense-algebra).
         Q_inv = (V / (jnp.abs(eigenvalues) + damping)) @ V.T
     else:
+        dead = jnp.repeat(~live, 4)
         Q = (V * jnp.abs(eigenvalues)) @ V.T + jnp.diag(damping)
         Q = jnp.where(dead[:, None] | dead[None, :], jnp.eye(4 * n, dtype=Q.dtype), Q)
         Q_inv = jnp.linalg.inv(Q)
