@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
+from .._misc import stack_trees, structure_key
 from .._spatial import Transform
 from .._surfaces import Geodesic
 from ._definition import AbstractCableSpan
@@ -76,6 +77,24 @@ def initial_state(
     return jax.tree.map(lambda x: x[0], states)
 
 
+def _plain_starts(
+    surface, X_GS: Transform, hints: Float[Array, "S 3"], unhinted, origin, direction, none_hinted: bool
+) -> Geodesic:
+    """One obstacle's ``S`` hinted or lifted starts: zero-length geodesics at the hints'
+    orthogonal foot points (Simbody's `projectDownhillToNearestPoint`; its neighbours see
+    that point until it is first shot), or where `unhinted`, at the projection of the
+    cable's origin; all heading along the cable's start direction, a placeholder tangent.
+    With `none_hinted` (static) no foot point is computed."""
+    X_SG = X_GS.inverse()
+    lifted_anchor = jnp.broadcast_to(X_SG.apply(origin), hints.shape)
+    if none_hinted:
+        anchor = lifted_anchor
+    else:
+        foot = jax.vmap(surface.project_downhill)(hints)
+        anchor = jnp.where(unhinted[:, None], lifted_anchor, foot)
+    return jax.vmap(surface.zero_length_geodesic, in_axes=(0, None))(anchor, X_SG.rotate(direction))
+
+
 def lifted_placeholder(hint: Float[Array, "3"] | None) -> Float[Array, "3"]:
     """`hint`, or where it is None (a lifted start) a stand-in that `initial_states` ignores."""
     return jnp.zeros(3) if hint is None else jnp.asarray(hint)
@@ -103,22 +122,40 @@ def initial_states(
     exact = np.zeros_like(lifted) if exact is None else exact
     unhinted = lifted | exact  # starts that ignore the hint's foot point
     status = jnp.asarray(np.where(lifted, LIFTED, INITIAL_GUESS), dtype=jnp.int32).reshape(lifted.shape)
-    geodesics = []
+    # The hinted and lifted starts of obstacles of one surface kind are built by one
+    # `vmap` over those obstacles (their foot-point Newton loops traced and compiled once
+    # per kind, docs/performance.md#obstacles-of-one-kind).
+    direction = scene.termination - scene.origin
+    geodesics: list = [None] * len(cable.obstacles)
+    groups: dict = {}
     for i, obstacle in enumerate(cable.obstacles):
-        surface = obstacle.surface
-        # The start direction of the cable is a reasonable placeholder tangent.
-        X_SG = scene.X_GS[i].inverse()
-        d = X_SG.rotate(scene.termination - scene.origin)
-        lifted_anchor = jnp.broadcast_to(X_SG.apply(scene.origin), (num, 3))
-        if unhinted[:, i].all():
-            anchor = lifted_anchor
-        else:
-            # Simbody starts a hinted curve at projectDownhillToNearestPoint(hint), the
-            # orthogonal foot point; its neighbours see that point until it is first shot.
-            foot = jax.vmap(surface.project_downhill)(hints[i].astype(dtype))
-            anchor = jnp.where(jnp.asarray(unhinted[:, i])[:, None], lifted_anchor, foot)
-        start = jax.vmap(surface.zero_length_geodesic, in_axes=(0, None))(anchor, d)
+        key = (structure_key(obstacle.surface), bool(unhinted[:, i].all()))
+        groups.setdefault(key, []).append(i)
+    for (_, none_hinted), group in groups.items():
+        if len(group) == 1:
+            i = group[0]
+            geodesics[i] = _plain_starts(
+                cable.obstacles[i].surface,
+                scene.X_GS[i],
+                hints[i].astype(dtype),
+                jnp.asarray(unhinted[:, i]),
+                scene.origin,
+                direction,
+                none_hinted,
+            )
+            continue
+        surfaces = stack_trees([cable.obstacles[i].surface for i in group])
+        hint = jnp.stack([hints[i].astype(dtype) for i in group])
+        mask = jnp.asarray(unhinted[:, group].T)
+        starts = jax.vmap(_plain_starts, in_axes=(0, 0, 0, 0, None, None, None))(
+            surfaces, scene.X_GS[jnp.array(group)], hint, mask, scene.origin, direction, none_hinted
+        )
+        for k, i in enumerate(group):
+            geodesics[i] = jax.tree.map(lambda x, k=k: x[k], starts)
+    for i, obstacle in enumerate(cable.obstacles):
         if exact[:, i].any():
+            surface = obstacle.surface
+            X_SG = scene.X_GS[i].inverse()
             leg = cable.leg_of_obstacle()[i]
             a, b = X_SG.apply(scene.leg_start[leg]), X_SG.apply(scene.leg_end[leg])
             plane_hint = hints[i][int(np.argmax(exact[:, i]))].astype(dtype)
@@ -126,10 +163,11 @@ def initial_states(
             touches, point, tangent, length = surface.shortest_wrap(a, b, plane_hint, side)
             wrap = surface.shoot_geodesic(point, tangent, length, integrator=cable.settings.integrator())
             on_wrap = jnp.asarray(exact[:, i]) & touches
-            start = jax.tree.map(lambda x, w, m=on_wrap: jnp.where(m.reshape(-1, *[1] * w.ndim), w, x), start, wrap)
+            geodesics[i] = jax.tree.map(
+                lambda x, w, m=on_wrap: jnp.where(m.reshape(-1, *[1] * w.ndim), w, x), geodesics[i], wrap
+            )
             exact_status = jnp.where(touches, IN_CONTACT, LIFTED).astype(jnp.int32)
             status = status.at[:, i].set(jnp.where(jnp.asarray(exact[:, i]), exact_status, status[:, i]))
-        geodesics.append(start)
     if cable.obstacles:
         stacked = jnp.stack([h.astype(dtype) for h in hints], axis=1)
         tracking = jnp.where(jnp.asarray(unhinted)[..., None], jnp.zeros((), dtype), stacked)

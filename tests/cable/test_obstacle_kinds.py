@@ -72,3 +72,38 @@ def test_grouped_corrections_equal_one_at_a_time_with_derivatives():
     np.testing.assert_allclose(dc_grouped, dc_alone, rtol=0, atol=1e-10)
     np.testing.assert_allclose(ds_grouped, ds_alone, rtol=0, atol=1e-10)
     assert np.abs(dc_alone).max() > 0.1 and np.abs(ds_alone).max() > 0.1
+
+
+def test_grouped_initial_states_equal_one_obstacle_at_a_time():
+    """`initial_states` builds the hinted and lifted starts of obstacles of one kind in
+    one `vmap`; every obstacle's starts equal those of a cable holding it alone."""
+    from jaxwrap._cable._state import build_scene, initial_states  # noqa: PLC0415
+
+    rng = np.random.default_rng(3)
+    placements = [jnp.asarray(rng.uniform(-0.3, 0.3, 3)) + jnp.array([0.0, 3.0 * k, 0.0]) for k in range(7)]
+    hints = [jnp.asarray(rng.normal(size=(5, 3))) for _ in SURFACES]
+    # Start 0 lifts every obstacle, start 1 lifts the odd ones, the rest are hinted;
+    # obstacle 3 (a sphere) is lifted in every start, so it computes no foot point.
+    lifted = np.zeros((5, len(SURFACES)), bool)
+    lifted[0] = True
+    lifted[1, 1::2] = True
+    lifted[:, 3] = True
+
+    def cable_of(indices):
+        cable = jw.CableSpan(0, [-2.0, -1.0, 0.0], 1, [0.0, 0.0, 0.0])
+        for i in indices:
+            X = jw.Transform(jnp.asarray(jw.rotation_x(0.3 * i)), placements[i])
+            cable = cable.add_obstacle(0, X, SURFACES[i], contact_hint=jnp.array([0.0, 0.0, 1.0]))
+        return cable
+
+    poses = jw.Transform(jnp.broadcast_to(jnp.eye(3), (2, 3, 3)), jnp.array([[0.0, 0.0, 0.0], [1.0, 22.0, 0.5]]))
+    cable = cable_of(range(len(SURFACES)))
+    together = initial_states(cable, build_scene(cable, poses), hints, lifted)
+    for i in range(len(SURFACES)):
+        alone_cable = cable_of([i])
+        alone = initial_states(alone_cable, build_scene(alone_cable, poses), [hints[i]], lifted[:, i : i + 1])
+        for name in ("p_SP", "R_SP", "curvatures_P", "torsion_P", "arc_length"):
+            a, b = getattr(alone.geodesics[0], name), getattr(together.geodesics[i], name)
+            np.testing.assert_allclose(b, a, rtol=0, atol=1e-13, err_msg=f"obstacle {i}: {name}")
+        np.testing.assert_array_equal(together.status[:, i], alone.status[:, 0])
+        np.testing.assert_array_equal(together.tracking[:, i], alone.tracking[:, 0])
