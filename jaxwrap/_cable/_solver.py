@@ -39,6 +39,7 @@ from jaxtyping import Array, Bool, Float, Int, PyTree
 from .._misc import concretely, lane_cond, stack_trees, structure_key
 from .._results import RESULTS
 from .._surfaces import AbstractSurface, Geodesic, GeodesicIntegrator
+from .._surfaces._geodesic import zero_length_geodesic_at
 from .._surfaces._geodesic_ode import length_scale, shoot_numerically
 from .._surfaces._touchdown import NearestPointOnLine, nearest_point_on_line
 from ._definition import AbstractCableSpan
@@ -75,18 +76,24 @@ def update_status(
     point) lies inside each obstacle, where Simbody throws
     (docs/cable.md#neighbour-point-inside-an-obstacle)."""
     geodesics = list(state.geodesics)
-    status = [state.status[i] for i in range(len(geodesics))]
-    tracking = [state.tracking[i] for i in range(len(geodesics))]
-    inside = [jnp.array(False)] * len(geodesics)
+    n = len(geodesics)
+    status = [state.status[i] for i in range(n)]
+    tracking = [state.tracking[i] for i in range(n)]
+    inside = [jnp.array(False)] * n
+    # End points as the obstacles after each see them; a curve (re)started here is a
+    # zero-length geodesic at its seed's projection, built after the sweep for every
+    # obstacle of one kind at once (`map_by_kind`).
+    ends_P, ends_Q = [g.p_SP for g in geodesics], [g.p_SQ for g in geodesics]
+    restart, points, directions = [jnp.array(False)] * n, list(ends_P), [None] * n
     X_GS = scene.X_GS
     for leg, obstacles in enumerate(cable.legs()):
         for k, i in enumerate(obstacles):
             surface = cable.obstacles[i].surface
             prev, nxt = scene.leg_start[leg], scene.leg_end[leg]
             for j in obstacles[:k]:
-                prev = jnp.where(status[j] != LIFTED, X_GS[j].apply(geodesics[j].p_SQ), prev)
+                prev = jnp.where(status[j] != LIFTED, X_GS[j].apply(ends_Q[j]), prev)
             for j in reversed(obstacles[k + 1 :]):
-                nxt = jnp.where(status[j] != LIFTED, X_GS[j].apply(geodesics[j].p_SP), nxt)
+                nxt = jnp.where(status[j] != LIFTED, X_GS[j].apply(ends_P[j]), nxt)
             X_SG = X_GS[i].inverse()
             prev_S, next_S = X_SG.apply(prev), X_SG.apply(nxt)
             inside[i] = (surface.is_surface_defined(prev_S) & (surface.implicit(prev_S) > 0)) | (
@@ -110,7 +117,7 @@ def update_status(
             start_here = (status[i] == INITIAL_GUESS) | touchdown
             # An InitialGuess curve is shot at its raw hint, which its tracking point holds.
             seed = jnp.where(status[i] == INITIAL_GUESS, tracking[i], search.point)
-            fresh = surface.zero_length_geodesic(seed, next_S - prev_S)
+            points[i], directions[i] = surface.project(seed), next_S - prev_S
 
             new_status = jnp.where(start_here, IN_CONTACT, jnp.where(liftoff, LIFTED, status[i]))
             # Still lifted: track the search's end point; when the search ran out of
@@ -119,10 +126,13 @@ def update_status(
             still_lifted = (status[i] == LIFTED) & ~search.below
             new_tracking = jnp.where(liftoff, p_P, jnp.where(still_lifted, lifted_point, tracking[i]))
             keep = frozen[leg]
-            geodesics[i] = select(start_here & ~keep, fresh, g)
+            restart[i] = start_here & ~keep
+            ends_P[i] = jnp.where(restart[i], points[i], ends_P[i])
+            ends_Q[i] = jnp.where(restart[i], points[i], ends_Q[i])
             status[i] = jnp.where(keep, status[i], new_status)
             tracking[i] = jnp.where(keep, tracking[i], new_tracking)
-    n = len(geodesics)
+    fresh = map_by_kind(zero_length_geodesic_at, [o.surface for o in cable.obstacles], points, directions)
+    geodesics = [select(restart[i], fresh[i], geodesics[i]) for i in range(n)]
     dtype = scene.origin.dtype
     new_state = CurveState(
         tuple(geodesics),

@@ -27,7 +27,7 @@ from jaxtyping import Array, ArrayLike, Bool, Float, Real
 from .._misc import positive_or_one, safe_norm, safe_normalize
 from .._results import RESULTS
 from ._darboux import gaussian_curvature_from
-from ._geodesic import Geodesic, make_geodesic
+from ._geodesic import Geodesic, zero_length_geodesic_at
 from ._geodesic_ode import GeodesicIntegrator, sample_numerically, shoot_numerically
 from ._touchdown import NearestPointOnLine, TouchdownSearch, nearest_point_on_line
 
@@ -271,21 +271,7 @@ class AbstractSurface(eqx.Module):
         (projected onto the tangent plane): what `shoot_geodesic(point, tangent, 0)` returns,
         without an integrator. Jacobi scalars take their initial values (a, r) = (1, 0),
         (a', r') = (0, 1). Cables use it for contact hints and touchdown."""
-        point = jnp.asarray(point)
-        p = self.project(point)
-        dtype = p.dtype
-        return make_geodesic(
-            self,
-            p,
-            jnp.asarray(tangent, dtype),
-            p,
-            jnp.asarray(tangent, dtype),
-            jnp.zeros((), dtype),
-            jnp.array([1.0, 0.0], dtype),
-            jnp.array([0.0, 1.0], dtype),
-            RESULTS.successful,
-            jnp.array(0, jnp.int32),
-        )
+        return zero_length_geodesic_at(self, self.project(jnp.asarray(point)), tangent)
 
     def geodesic_points(
         self,

@@ -124,3 +124,22 @@ def make_geodesic(
         result=result,
         num_steps=jnp.asarray(num_steps),
     )
+
+
+def zero_length_geodesic_at(surface, p: Float[Array, "3"], tangent: Float[Array, "3"]) -> Geodesic:
+    """The geodesic of length 0 at the surface point `p` (already on the surface),
+    heading along `tangent` (projected onto the tangent plane): Jacobi scalars at their
+    initial values (a, r) = (1, 0), (a', r') = (0, 1)."""
+    dtype = p.dtype
+    return make_geodesic(
+        surface,
+        p,
+        jnp.asarray(tangent, dtype),
+        p,
+        jnp.asarray(tangent, dtype),
+        jnp.zeros((), dtype),
+        jnp.array([1.0, 0.0], dtype),
+        jnp.array([0.0, 1.0], dtype),
+        RESULTS.successful,
+        jnp.array(0, jnp.int32),
+    )
