@@ -29,7 +29,6 @@ other; per-leg results and iteration counts are the same.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import equinox as eqx
 import jax
@@ -505,34 +504,6 @@ def buffer_size(size: int) -> int:
     return min(MAX_BUFFER, max(COMPACT_FROM // 2, size // BUFFER_FRACTION))
 
 
-def _pack(tree: PyTree) -> tuple[tuple[Array, ...], tuple]:
-    """The leaves of `tree` (each with the same leading axis of lanes) flattened to one
-    ``(lanes, columns)`` array per dtype, and the layout `_unpack` needs to undo it."""
-    leaves, treedef = jax.tree.flatten(tree)
-    lanes = leaves[0].shape[0] if leaves else 0
-    dtypes = sorted({jnp.dtype(x.dtype) for x in leaves}, key=str)
-    columns: dict = {d: [] for d in dtypes}
-    where = []
-    for x in leaves:
-        d = jnp.dtype(x.dtype)
-        start = sum(c.shape[1] for c in columns[d])
-        columns[d].append(x.reshape(lanes, math.prod(x.shape[1:])))
-        where.append((dtypes.index(d), start, x.shape[1:]))
-    packed = tuple(jnp.concatenate(columns[d], axis=1) for d in dtypes)
-    return packed, (treedef, tuple(where))
-
-
-def _unpack(packed: tuple[Array, ...], layout: tuple) -> PyTree:
-    """The pytree `_pack` flattened, from its packed arrays (any number of lanes)."""
-    treedef, where = layout
-    leaves = []
-    for k, start, shape in where:
-        x = packed[k]
-        width = math.prod(shape)
-        leaves.append(x[:, start : start + width].reshape(x.shape[0], *shape))
-    return jax.tree.unflatten(treedef, leaves)
-
-
 def _compacted_loop(static, body, args, batched, size: int) -> SolverCarry:
     """The solver loop over `size` lanes (`args` = (cable arrays, scene, state0, frozen),
     batched along axis 0 where `batched` says True), with lane compaction.
@@ -558,17 +529,17 @@ def _compacted_loop(static, body, args, batched, size: int) -> SolverCarry:
     if slots == size:
         return jax.lax.while_loop(lambda c: _unfinished(c) > 0, lambda c: step(dyn, scene, c), carry)
 
-    # The batched inputs and the carry travel packed, one (lanes, columns) array per
-    # dtype, so a refill is one gather and one scatter per dtype instead of one per
-    # leaf (docs/performance.md#packed-lanes).
-    in_leaves, in_tree = jax.tree.flatten((dyn, scene))
-    in_flags = jax.tree.leaves((batched[0], batched[1]))
-    packed_inputs, input_layout = _pack([x for x, b in zip(in_leaves, in_flags) if b])
-    packed, layout = _pack(carry)
-
     def inputs(ids):
-        lane = iter(_unpack(tuple(x[ids] for x in packed_inputs), input_layout))
-        return jax.tree.unflatten(in_tree, [next(lane) if b else x for x, b in zip(in_leaves, in_flags)])
+        def take(x, is_batched):
+            return x[ids] if is_batched else x
+
+        return jax.tree.map(take, dyn, batched[0]), jax.tree.map(take, scene, batched[1])
+
+    def gather(full, ids):
+        return jax.tree.map(lambda x: x[ids], full)
+
+    def scatter(full, ids, part):
+        return jax.tree.map(lambda x, y: x.at[ids].set(y), full, part)
 
     # Lanes that start finished (frozen: the candidate start's further rounds, where most
     # legs are already settled) are never loaded: the buffer takes the unfinished lanes
@@ -579,26 +550,25 @@ def _compacted_loop(static, body, args, batched, size: int) -> SolverCarry:
 
     def unfinished(loop):
         _, _, started, buffer = loop
-        return (started < pending) | (_unfinished(_unpack(buffer, layout)) > 0)
+        return (started < pending) | (_unfinished(buffer) > 0)
 
     def iterate(loop):
         full, ids, started, buffer = loop
-        stepped = step(*inputs(ids), _unpack(buffer, layout))
-        buffer, _ = _pack(stepped)
-        full = tuple(x.at[ids].set(y) for x, y in zip(full, buffer))
+        buffer = step(*inputs(ids), buffer)
+        full = scatter(full, ids, buffer)
         # Finished slots take the next lanes in order (ids stay distinct: a position in
         # `order` is never taken twice); a slot with no lane left keeps its finished one,
         # which the loop body leaves as it is.
-        finished = jnp.all(stepped.done, axis=-1)
+        finished = jnp.all(buffer.done, axis=-1)
         position = started + jnp.cumsum(finished) - 1
         refill = finished & (position < pending)
         ids = jnp.where(refill, order[jnp.minimum(position, size - 1)], ids)
-        return full, ids, started + jnp.sum(refill), tuple(x[ids] for x in full)
+        return full, ids, started + jnp.sum(refill), gather(full, ids)
 
     ids = order[:slots]
-    loop = (packed, ids, jnp.asarray(slots), tuple(x[ids] for x in packed))
+    loop = (carry, ids, jnp.asarray(slots), gather(carry, ids))
     full, _, _, _ = jax.lax.while_loop(unfinished, iterate, loop)
-    return _unpack(full, layout)
+    return full
 
 
 def run_solver(
