@@ -12,7 +12,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Float, Int
+from jaxtyping import Array, Bool, Float, Int
 
 from .._misc import stack_trees, structure_key
 from .._spatial import Transform
@@ -78,7 +78,13 @@ def initial_state(
 
 
 def _plain_starts(
-    surface, X_GS: Transform, hints: Float[Array, "S 3"], unhinted, origin, direction, none_hinted: bool
+    surface,
+    X_GS: Transform,
+    hints: Float[Array, "S 3"],
+    unhinted: Bool[Array, " S"],
+    origin: Float[Array, "3"],
+    direction: Float[Array, "3"],
+    none_hinted: bool,
 ) -> Geodesic:
     """One obstacle's ``S`` hinted or lifted starts: zero-length geodesics at the hints'
     orthogonal foot points (Simbody's `projectDownhillToNearestPoint`; its neighbours see

@@ -270,7 +270,9 @@ class AbstractSurface(eqx.Module):
         """The geodesic of length 0 at the projection of `point`, heading along `tangent`
         (projected onto the tangent plane): what `shoot_geodesic(point, tangent, 0)` returns,
         without an integrator. Jacobi scalars take their initial values (a, r) = (1, 0),
-        (a', r') = (0, 1). Cables use it for contact hints and touchdown."""
+        (a', r') = (0, 1). Cables use it for contact hints and touchdown (the solver's
+        status update projects the point itself and builds the curve with
+        `zero_length_geodesic_at`, once per surface kind)."""
         return zero_length_geodesic_at(self, self.project(jnp.asarray(point)), tangent)
 
     def geodesic_points(
