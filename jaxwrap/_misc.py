@@ -182,6 +182,41 @@ def stack_trees(trees: Sequence[PyTree]) -> PyTree:
     return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
 
 
+def same_kind_groups(surfaces, static: Sequence | None = None) -> list[list[int]]:
+    """The obstacles' indices grouped by surface kind (`structure_key`: same type and
+    structure, static fields included, and the same leaf shapes and dtypes), so that a
+    group's surfaces stack into one batched surface; with `static` (one hashable per
+    obstacle) also by that value. Groups keep path order."""
+    static = [None] * len(surfaces) if static is None else static
+    groups: dict = {}
+    for i, (surface, flag) in enumerate(zip(surfaces, static)):
+        groups.setdefault((structure_key(surface), flag), []).append(i)
+    return list(groups.values())
+
+
+def map_by_kind(fn, surfaces, *per_obstacle, static: Sequence | None = None) -> list:
+    """``[fn(surfaces[i], *(a[i] for a in per_obstacle)) for i]``, with each group of
+    surfaces of one kind (`same_kind_groups`) stacked and run as one `jax.vmap`: one
+    geodesic loop (and one traced copy of it) per kind instead of one per obstacle, which
+    runs as long as its longest curve rather than the sum of them
+    (docs/performance.md#obstacles-of-one-kind). With `static` (one hashable per
+    obstacle), obstacles are grouped by it too and ``fn`` takes it as a last, static
+    argument."""
+    out: list = [None] * len(surfaces)
+    for group in same_kind_groups(surfaces, static):
+        extra = () if static is None else (static[group[0]],)
+        if len(group) == 1:
+            i = group[0]
+            out[i] = fn(surfaces[i], *(a[i] for a in per_obstacle), *extra)
+            continue
+        args = [stack_trees([a[i] for i in group]) for a in per_obstacle]
+        stacked = stack_trees([surfaces[i] for i in group])
+        batched = jax.vmap(lambda surface, *xs, extra=extra: fn(surface, *xs, *extra))(stacked, *args)
+        for k, i in enumerate(group):
+            out[i] = jax.tree.map(lambda x, k=k: x[k], batched)
+    return out
+
+
 def lane_cond(pred: Bool[Array, ""], fn: Callable[..., PyTree], *operands) -> PyTree:
     """``fn(*operands)`` where `pred` holds, zeros (of its output's shapes) elsewhere; `fn`
     runs only when it is needed.

@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PyTree
 
-from .._misc import concretely, lane_cond, stack_trees, structure_key
+from .._misc import concretely, lane_cond, map_by_kind
 from .._results import RESULTS
 from .._surfaces import AbstractSurface, Geodesic, GeodesicIntegrator
 from .._surfaces._geodesic import zero_length_geodesic_at
@@ -175,35 +175,6 @@ def apply_correction(
             surface, point, tangent, length, accuracy=accuracy, integrator=integrator, integrate=moves
         )
     return surface.shoot_geodesic(point, tangent, length, accuracy=accuracy, integrator=integrator)
-
-
-def same_kind_groups(surfaces) -> list[list[int]]:
-    """The obstacles' indices grouped by surface kind (`structure_key`: same type and
-    structure, static fields included, and the same leaf shapes and dtypes), so that a
-    group's surfaces stack into one batched surface. Groups keep path order."""
-    groups: dict = {}
-    for i, surface in enumerate(surfaces):
-        groups.setdefault(structure_key(surface), []).append(i)
-    return list(groups.values())
-
-
-def map_by_kind(fn, surfaces, *per_obstacle) -> list:
-    """``[fn(surfaces[i], *(a[i] for a in per_obstacle)) for i]``, with each group of
-    surfaces of one kind (`same_kind_groups`) stacked and run as one `jax.vmap`: one
-    geodesic loop (and one traced copy of it) per kind instead of one per obstacle, which
-    runs as long as its longest curve rather than the sum of them
-    (docs/performance.md#obstacles-of-one-kind)."""
-    out: list = [None] * len(surfaces)
-    for group in same_kind_groups(surfaces):
-        if len(group) == 1:
-            i = group[0]
-            out[i] = fn(surfaces[i], *(a[i] for a in per_obstacle))
-            continue
-        args = [stack_trees([a[i] for i in group]) for a in per_obstacle]
-        batched = jax.vmap(fn)(stack_trees([surfaces[i] for i in group]), *args)
-        for k, i in enumerate(group):
-            out[i] = jax.tree.map(lambda x, k=k: x[k], batched)
-    return out
 
 
 def _pinv_solve(A: Float[Array, "m n"], b: Float[Array, " m"]) -> Float[Array, " n"]:

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
-from .._misc import stack_trees, structure_key
+from .._misc import map_by_kind
 from .._spatial import Transform
 from .._surfaces import Geodesic
 from ._definition import AbstractCableSpan
@@ -128,36 +128,21 @@ def initial_states(
     exact = np.zeros_like(lifted) if exact is None else exact
     unhinted = lifted | exact  # starts that ignore the hint's foot point
     status = jnp.asarray(np.where(lifted, LIFTED, INITIAL_GUESS), dtype=jnp.int32).reshape(lifted.shape)
-    # The hinted and lifted starts of obstacles of one surface kind are built by one
-    # `vmap` over those obstacles (their foot-point Newton loops traced and compiled once
-    # per kind, docs/performance.md#obstacles-of-one-kind).
+    # The hinted and lifted starts of obstacles of one surface kind (and one static hint
+    # pattern) are built by one `vmap` over those obstacles: their foot-point Newton loops
+    # are traced and compiled once per kind (docs/performance.md#obstacles-of-one-kind).
     direction = scene.termination - scene.origin
-    geodesics: list = [None] * len(cable.obstacles)
-    groups: dict = {}
-    for i, obstacle in enumerate(cable.obstacles):
-        key = (structure_key(obstacle.surface), bool(unhinted[:, i].all()))
-        groups.setdefault(key, []).append(i)
-    for (_, none_hinted), group in groups.items():
-        if len(group) == 1:
-            i = group[0]
-            geodesics[i] = _plain_starts(
-                cable.obstacles[i].surface,
-                scene.X_GS[i],
-                hints[i].astype(dtype),
-                jnp.asarray(unhinted[:, i]),
-                scene.origin,
-                direction,
-                none_hinted,
-            )
-            continue
-        surfaces = stack_trees([cable.obstacles[i].surface for i in group])
-        hint = jnp.stack([hints[i].astype(dtype) for i in group])
-        mask = jnp.asarray(unhinted[:, group].T)
-        starts = jax.vmap(_plain_starts, in_axes=(0, 0, 0, 0, None, None, None))(
-            surfaces, scene.X_GS[jnp.array(group)], hint, mask, scene.origin, direction, none_hinted
-        )
-        for k, i in enumerate(group):
-            geodesics[i] = jax.tree.map(lambda x, k=k: x[k], starts)
+    n = len(cable.obstacles)
+    geodesics = map_by_kind(
+        lambda surface, X_GS, hint, mask, none_hinted: _plain_starts(
+            surface, X_GS, hint, mask, scene.origin, direction, none_hinted
+        ),
+        [o.surface for o in cable.obstacles],
+        [scene.X_GS[i] for i in range(n)],
+        [hints[i].astype(dtype) for i in range(n)],
+        [jnp.asarray(unhinted[:, i]) for i in range(n)],
+        static=[bool(unhinted[:, i].all()) for i in range(n)],
+    )
     for i, obstacle in enumerate(cable.obstacles):
         if exact[:, i].any():
             surface = obstacle.surface

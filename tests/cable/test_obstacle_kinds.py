@@ -10,7 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxwrap as jw
-from jaxwrap._cable._solver import apply_correction, map_by_kind, same_kind_groups
+from jaxwrap._cable._solver import apply_correction
+from jaxwrap._misc import map_by_kind, same_kind_groups
 
 SURFACES = [
     jw.Torus(2.0, 0.5),
