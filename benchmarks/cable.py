@@ -46,6 +46,7 @@ import numpy as np  # noqa: E402
 import jaxwrap as jw  # noqa: E402
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
+import _cpu_threads  # noqa: E402
 import cable_scenarios as scenarios  # noqa: E402
 from _opensim_cable import opensim_cable_timings  # noqa: E402
 
@@ -164,9 +165,12 @@ def main() -> None:
     parser.add_argument("--scenarios", nargs="*", default=list(scenarios.NAMES))
     parser.add_argument("--pin", action="store_true", help="also run the pin-joint sweeps (benchmarks/cable_pin.py)")
     parser.add_argument("--pin-batch", type=int, default=None, help="cold batch of the pin sweeps (default: --batch)")
+    _cpu_threads.add_argument(parser)
     args = parser.parse_args()
+    threads = _cpu_threads.use_cpu_threads(args.cpu_threads)  # before the first device query
 
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}; batch {args.batch}; medians of {args.repeats}")
+    print(threads)
     opensim = opensim_cable_timings(n_evals=args.opensim_evals, scenarios=args.scenarios)
     if opensim is None:
         print("(opensim not installed: OpenSim columns show n/a)")

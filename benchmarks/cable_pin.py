@@ -42,6 +42,7 @@ import jaxwrap as jw  # noqa: E402
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests" / "reference"))
+import _cpu_threads  # noqa: E402
 import cable_sweeps as sweeps_mod  # noqa: E402
 from _opensim_cable import BuiltScenario, CableProbe, load_opensim  # noqa: E402
 from cable import timed  # noqa: E402
@@ -282,7 +283,9 @@ def main(argv=None):
     parser.add_argument("--kinds", nargs="*", default=list(KINDS))
     parser.add_argument("--max-sweeps", type=int, default=None, help="at most this many sweeps per kind")
     parser.add_argument("--modes", nargs="*", default=list(MODES), choices=list(MODES))
+    _cpu_threads.add_argument(parser)
     args = parser.parse_args(argv)
+    print(_cpu_threads.use_cpu_threads(args.cpu_threads))  # before the first device query
     print_header(args.batch, args.trajectories, args.steps, args.step)
     run(
         args.kinds,

@@ -5,8 +5,11 @@ installed) its lengths equal OpenSim's wherever both converged."""
 from __future__ import annotations
 
 import math
+import os
 import pathlib
 import sys
+
+import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "benchmarks"))
 import cable_pin  # noqa: E402
@@ -51,3 +54,22 @@ def test_default_mode_is_jaxwraps_defaults_and_simbody_mode_is_opensims():
     assert (default.algorithm, default.cold_start) == (defaults.algorithm, defaults.cold_start)
     assert default.gauss_newton_below == defaults.gauss_newton_below
     assert (simbody.algorithm, simbody.cold_start) == ("scholz2015", "hints")
+
+
+def test_cpu_threads_option_sets_xlas_pool_size(monkeypatch):
+    # The per-path benchmarks run XLA:CPU on one thread, like their single-threaded peers;
+    # `--cpu-threads 0` gives XLA's default pool back (docs/performance.md#one-xla-thread-on-cpu).
+    import argparse  # noqa: PLC0415
+
+    import _cpu_threads  # noqa: PLC0415
+
+    parser = argparse.ArgumentParser()
+    _cpu_threads.add_argument(parser)
+    assert parser.parse_args([]).cpu_threads == 1
+    monkeypatch.delenv("PJRT_NPROC", raising=False)
+    assert "PJRT_NPROC=1" in _cpu_threads.use_cpu_threads(1)
+    assert os.environ["PJRT_NPROC"] == "1"
+    assert "default" in _cpu_threads.use_cpu_threads(0)
+    assert "PJRT_NPROC" not in os.environ
+    with pytest.raises(ValueError, match="--cpu-threads"):
+        _cpu_threads.use_cpu_threads(-1)
