@@ -1,8 +1,8 @@
 """How many threads XLA:CPU may use, chosen before the first computation.
 
 The peers these benchmarks compare against (OpenSim/Simbody, pinocchio, hpp) evaluate one
-path or one configuration on one thread. jaxwrap's batched solves run fastest on one thread
-too: on the 2-core machine, XLA's thread pool cost up to 22 % of a cold pin sweep (its thunk
+path or one configuration on one thread. jaxwrap's batched cable solves run fastest on one
+thread too: on the 2-core machine, XLA's thread pool cost up to 22 % of a cold pin sweep (its thunk
 executor hands ready kernels to the pool, and jaxlib's batched LAPACK calls split their
 matrices across it), and gains nothing back (docs/performance.md#one-xla-thread-on-cpu).
 
