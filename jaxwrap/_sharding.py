@@ -13,6 +13,7 @@ then, refused the manual-sharding structures it creates; see the design note.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -49,6 +50,22 @@ def _normalize_in_axes(in_axes, num_args: int) -> tuple:
     return in_axes
 
 
+def _warn_if_host_devices(mesh: Mesh) -> None:
+    """Several CPU devices of one process share its XLA thread pool
+    (docs/performance.md#host-devices-on-one-cpu-slower-and-they-can-hang)."""
+    local = [d for d in mesh.devices.flat if d.platform == "cpu" and d.process_index == jax.process_index()]
+    if len(local) > 1:
+        warnings.warn(
+            f"sharded_vmap: the mesh holds {len(local)} CPU devices of this process. They share one XLA "
+            "thread pool: on one CPU that is slower than a single device, and XLA:CPU can deadlock when "
+            "jaxlib's batched LAPACK calls (the cable solver makes them) hold every pool thread. Such "
+            "devices are for testing sharding; to use several cores, run one process per core "
+            "(docs/performance.md#host-devices-on-one-cpu-slower-and-they-can-hang).",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
 def sharded_vmap(
     fn: Callable[..., Any],
     mesh: Mesh | None = None,
@@ -70,12 +87,15 @@ def sharded_vmap(
         paths = solve(cable, body_poses)  # body_poses batched: (B, n, 3, 3), (B, n, 3)
 
     Equal, lane for lane, to ``jax.vmap(fn, in_axes)``; see docs/performance.md#many-devices
-    for multi-host runs.
+    for multi-host runs. Several CPU devices of one process (host devices) give a
+    ``RuntimeWarning``: they share one thread pool, run slower than one device, and XLA:CPU
+    can deadlock on them; use them to test sharding only.
     """
 
     @functools.wraps(fn)
     def wrapped(*args):
         mesh_ = batch_mesh() if mesh is None else mesh
+        _warn_if_host_devices(mesh_)
         name = axis_name
         if name is None:
             if len(mesh_.axis_names) != 1:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import pathlib
 import sys
+import warnings
 
 import jax
 
@@ -55,7 +56,10 @@ def main() -> None:
 
     single = jax.jit(jax.vmap(lambda c, p: fields(jw.solve_cable(c, p)), in_axes=(None, 0)))
     sharded = jax.jit(jw.sharded_vmap(lambda c, p: fields(jw.solve_cable(c, p)), mesh, in_axes=(None, 0)))
-    ref, out = single(cable, poses), sharded(cable, poses)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ref, out = single(cable, poses), sharded(cable, poses)
+    report["host_device_warnings"] = [str(w.message) for w in caught if w.category is RuntimeWarning]
     report["solve"] = dict(diff=_diff(ref, out), converged=int(jnp.sum(out[1])), **_shards(out[0]))
     report["solve_collectives"] = _collectives(sharded, cable, poses)
 

@@ -55,6 +55,24 @@ def test_batch_axis_stays_split_and_is_never_gathered(report):
         assert report[key]["all-gather"] == 0 and report[key]["all-to-all"] == 0, report[key]
 
 
+def test_host_devices_of_one_process_warn(report):
+    # Host devices share one XLA thread pool: slower than one device on a CPU, and XLA:CPU
+    # can deadlock on them (docs/performance.md#host-devices-on-one-cpu-slower-and-they-can-hang).
+    (message,) = report["host_device_warnings"]
+    assert "4 CPU devices of this process" in message and "one process per core" in message
+
+
+def test_one_device_does_not_warn():
+    import warnings  # noqa: PLC0415
+
+    import jax.numpy as jnp  # noqa: PLC0415
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = jw.sharded_vmap(lambda x: 2 * x)(jnp.arange(3.0))
+    assert list(out) == [0.0, 2.0, 4.0]
+
+
 def test_bad_arguments_raise_naming_the_problem():
     import jax.numpy as jnp
 
