@@ -1,10 +1,11 @@
 """How many threads XLA:CPU may use, chosen before the first computation.
 
-The peers these benchmarks compare against (OpenSim/Simbody, pinocchio, hpp) evaluate one
-path or one configuration on one thread. jaxwrap's batched cable solves run fastest on one
+Used by the cable benchmarks (`cable.py`, `cable_pin.py`): OpenSim/Simbody, their peer,
+evaluates one path on one thread, and jaxwrap's batched cable solves run fastest on one
 thread too: on the 2-core machine, XLA's thread pool cost up to 22 % of a cold pin sweep (its thunk
 executor hands ready kernels to the pool, and jaxlib's batched LAPACK calls split their
 matrices across it), and gains nothing back (docs/performance.md#one-xla-thread-on-cpu).
+The kinematics and contact benchmarks keep XLA's pool: their few large kernels gain from it.
 
 XLA:CPU sizes its pool from the ``PJRT_NPROC`` environment variable when its client is
 created, that is at the first computation or device query, so ``use_cpu_threads`` must run
