@@ -1,14 +1,15 @@
 """The solver's small dense solves (docs/performance.md#small-dense-algebra) against
 NumPy's SVD pseudo-inverse with the same cut-off: full-rank, rank-deficient, scaled and
 zero matrices, one by one and batched with lanes of both kinds in one `vmap`, in
-float64 and float32."""
+float64 and float32. Both factorisations are checked: the pivoted QR that `_pinv_solve`
+takes on CPU and the SVD it takes on other platforms (a GPU)."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxwrap._cable._solver import _pinv_solve, _symmetric_pinv_solve_2x2
+from jaxwrap._cable._solver import _pinv_solve, _qr_solve, _svd_solve, _symmetric_pinv_solve_2x2
 
 SHAPES = [(5, 4), (20, 16), (8, 8), (2, 2), (3, 5)]
 
@@ -39,13 +40,18 @@ def _matrices(m, n, seed, count=60):
     return np.stack(out), rng.normal(size=(len(out), m))
 
 
+@pytest.fixture(scope="module", params=[_pinv_solve, _qr_solve, _svd_solve], ids=["pinv", "qr", "svd"])
+def solve(request):
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def batched_solve():
-    return jax.jit(jax.vmap(_pinv_solve))
+def batched_solve(solve):
+    return jax.jit(jax.vmap(solve))
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-def test_minimum_norm_solve_matches_the_svd_pseudo_inverse(shape, batched_solve):
+def test_minimum_norm_solve_matches_the_svd_pseudo_inverse(shape, solve, batched_solve):
     A, b = _matrices(*shape, seed=sum(shape))
     # One batch holds full-rank and deficient lanes, so both branches run masked.
     got = np.asarray(batched_solve(jnp.asarray(A), jnp.asarray(b)))
@@ -54,7 +60,7 @@ def test_minimum_norm_solve_matches_the_svd_pseudo_inverse(shape, batched_solve)
         scale = max(np.max(np.abs(want)), 1e-300)
         assert np.max(np.abs(got[i] - want)) <= 1e-12 * scale, (shape, i)
     # A lane alone gives what it gives in the batch.
-    single = jax.jit(_pinv_solve)
+    single = jax.jit(solve)
     for i in (0, 1, 3, len(A) - 1):
         np.testing.assert_allclose(
             np.asarray(single(jnp.asarray(A[i]), jnp.asarray(b[i]))),
@@ -64,10 +70,11 @@ def test_minimum_norm_solve_matches_the_svd_pseudo_inverse(shape, batched_solve)
         )
 
 
-def test_minimum_norm_solve_float32():
+@pytest.mark.parametrize("solve", [_qr_solve, _svd_solve], ids=["qr", "svd"])
+def test_minimum_norm_solve_float32(solve):
     with jax.enable_x64(False):
         A, b = _matrices(20, 16, seed=3)
-        got = np.asarray(jax.jit(jax.vmap(_pinv_solve))(jnp.asarray(A, jnp.float32), jnp.asarray(b, jnp.float32)))
+        got = np.asarray(jax.jit(jax.vmap(solve))(jnp.asarray(A, jnp.float32), jnp.asarray(b, jnp.float32)))
     assert got.dtype == np.float32
     for i in range(len(A)):
         if np.max(np.abs(A[i])) == 0:
