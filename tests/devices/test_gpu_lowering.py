@@ -5,7 +5,8 @@ for a platform it does not run on.
 On a GPU, JAX runs a column-pivoted QR (`geqp3`) as a "hybrid" kernel, a copy to the
 host and LAPACK there, and cuSolver's `ormqr`/`orgqr` loop over the batch one matrix at
 a time. The solver's least-squares step takes the SVD there instead (`gesvdj`, one
-batched Jacobi SVD), so no program of the benchmark scenes may hold those calls."""
+batched Jacobi SVD), so no program of the benchmark scenes may hold those calls. The
+contact and modular programs of the benchmarks are held to the same rule."""
 
 from __future__ import annotations
 
@@ -69,3 +70,29 @@ def test_cable_gradient_on_a_gpu_has_no_host_or_per_matrix_kernels(chain):
 
     calls = _custom_calls(jax.grad(total, argnums=1), cable, terminations, platform="cuda")
     assert not [c for c in calls if HOST_OR_PER_MATRIX.search(c)], calls
+
+
+def test_contact_and_modular_programs_on_a_gpu_have_no_host_or_per_matrix_kernels():
+    import contact as contact_bench  # noqa: PLC0415  (benchmarks/contact.py's set-ups)
+
+    from jaxwrap.modular import _reach_example as reach  # noqa: PLC0415
+
+    hold = contact_bench.build("A")
+    q = contact_bench.configurations(hold.model, 2)
+    programs = {
+        "hold": (jax.vmap(lambda q: jw.constraint_value_and_jacobian(hold, q)), (q,)),
+        "projection": (jax.vmap(lambda q: jw.project(hold.contact, q).q), (q,)),
+    }
+    config = reach.reach_arm()
+    space = reach.reach_space(config)
+
+    def design(config, z, q):
+        c = space.apply(config, z)
+        mass, cg = jw.modular.compute_cg(c, q)
+        return jw.modular.compute_jacobian(c, q), mass, cg, jw.modular.compute_energy_stability(c, q)
+
+    z = space.random(jax.random.PRNGKey(0), 2)
+    programs["modular"] = (jax.vmap(design, in_axes=(None, 0, 0)), (config, z, jnp.zeros((2, 3))))
+    for name, (fn, args) in programs.items():
+        calls = _custom_calls(fn, *args, platform="cuda")
+        assert not [c for c in calls if HOST_OR_PER_MATRIX.search(c)], (name, calls)
