@@ -30,8 +30,11 @@ HOST_OR_PER_MATRIX = re.compile(r"hybrid|geqp3|ormqr|orgqr")
 
 
 def _custom_calls(fn, *args, platform):
+    # Tracing runs jaxwrap's code, so its errors fail the test; only the lowering for
+    # another platform may be missing from a jaxlib and skip it.
+    traced = jax.jit(fn).trace(*args)
     try:
-        text = jax.jit(fn).trace(*args).lower(lowering_platforms=(platform,)).as_text()
+        text = traced.lower(lowering_platforms=(platform,)).as_text()
     except Exception as error:  # a jaxlib built without the GPU lowering rules
         pytest.skip(f"cannot lower for {platform} here: {type(error).__name__}: {error}")
     return re.findall(r"custom_call @(\w+)", text)
