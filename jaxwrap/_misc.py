@@ -217,6 +217,45 @@ def map_by_kind(fn, surfaces, *per_obstacle, static: Sequence | None = None) -> 
     return out
 
 
+def batched_like(tree: PyTree, reference: PyTree) -> PyTree:
+    """`tree` as it is, except that under `jax.vmap` every leaf is batched wherever any leaf
+    of `reference` is (unbatched leaves broadcast along the batch axis).
+
+    For the initial carry of a `lax.scan` or `lax.while_loop` whose body batches every
+    carry anyway (a per-lane stopping rule does): JAX batches such a loop by finding which
+    carries end up batched, a fixpoint that traces and batches the whole body again for
+    every pass (docs/performance.md#compile-time). A carry batched from the start needs
+    one pass. Values and derivatives are unchanged; only where the batch axis is.
+    """
+    return _batched_like(tree, jax.lax.stop_gradient(reference))
+
+
+@jax.custom_jvp
+def _batched_like(tree, reference):
+    @jax.custom_batching.custom_vmap
+    def same(tree, reference):
+        return tree
+
+    @same.def_vmap
+    def _batched(axis_size, in_batched, tree, reference):
+        tree_batched, reference_batched = in_batched
+        if any(jax.tree.leaves(reference_batched)):
+            broadcast = lambda x, b: x if b else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))  # noqa: E731
+            tree, tree_batched = jax.tree.map(broadcast, tree, tree_batched), jax.tree.map(lambda _: True, tree_batched)
+        # Again at the enclosing `vmap`, if there is one: each level batches on its own.
+        return _batched_like(tree, reference), tree_batched
+
+    return same(tree, reference)
+
+
+@_batched_like.defjvp
+def _batched_like_jvp(primals, tangents):
+    # The identity's derivative: tangents pass through as they are (linear, so reverse
+    # mode transposes it), whatever their batch axis.
+    tree, reference = primals
+    return _batched_like(tree, reference), tangents[0]
+
+
 def lane_cond(pred: Bool[Array, ""], fn: Callable[..., PyTree], *operands) -> PyTree:
     """``fn(*operands)`` where `pred` holds, zeros (of its output's shapes) elsewhere; `fn`
     runs only when it is needed.

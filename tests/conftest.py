@@ -18,8 +18,9 @@ The suite is dominated by XLA compilation, not by running the programs. The CPU 
 runs here with its optimisation level 0 and without the new fusion emitters
 (``_TEST_XLA_FLAGS``): measured on the gradient test's two scenes, a cable ``grad``
 compiles in 3.4 s instead of 12.1 s (analytic surfaces) and 6.5 s instead of 12.9 s
-(diffrax geodesics). Single solves run up to 30 % slower, large batches several times
-slower, so the few run-bound sweeps compile with XLA's defaults (`tests/xla_options.py`). The flags change how XLA generates code,
+(diffrax geodesics). Single solves run up to 30 % slower and large batches about twice
+as slow, which even the suite's longest sweeps more than win back in compile time
+(docs/cable.md#compile-time-and-xla-flags). The flags change how XLA generates code,
 not what it computes (no fast math). They are set here, before JAX starts its backend, and
 are inherited by the workers and by the example, notebook and demo subprocesses.
 """

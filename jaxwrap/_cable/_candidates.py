@@ -55,7 +55,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
-from .._misc import safe_normalize
+from .._misc import batched_like, safe_normalize
 from .._surfaces import Cylinder, Sphere
 from ._definition import AbstractCableSpan
 from ._faults import leg_scores
@@ -297,6 +297,7 @@ def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
     if R == 1:
         _, (carries, lengths, genuine) = solve_round(scores, (0, *jax.tree.map(lambda x: x[0], (states, unused))))
     else:
+        scores = batched_like(scores, (states, straight))  # one trace of the rounds (as below)
         _, per_round = jax.lax.scan(solve_round, scores, (jnp.arange(R), states, jnp.asarray(unused)))
         carries, lengths, genuine = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), per_round)
     return choose(cable, carries, lengths, genuine)
@@ -396,6 +397,9 @@ def _screen_and_finish(
         jnp.full(num_legs, jnp.inf, dtype),
         jnp.zeros(num_legs, bool),
     )
+    # The rounds batch every carry under `vmap`; batched from the start, the scan traces
+    # its body once instead of twice (docs/performance.md#compile-time).
+    loop = batched_like(loop, (states, straight))
     (_, best, _, _), _ = jax.lax.scan(solve_round, loop, (jnp.arange(R + 1), all_states, jnp.asarray(all_unused)))
     return best
 

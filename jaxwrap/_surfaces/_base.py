@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Bool, Float, Real
 
-from .._misc import positive_or_one, safe_norm, safe_normalize
+from .._misc import batched_like, positive_or_one, safe_norm, safe_normalize
 from .._results import RESULTS
 from ._darboux import gaussian_curvature_from
 from ._geodesic import Geodesic, zero_length_geodesic_at
@@ -197,8 +197,11 @@ class AbstractSurface(eqx.Module):
                 return lam, x_new, rms(residual(x_new))
 
             x0 = x - lam0 * dx
+            init = (lam0, x0, rms(residual(x0)))
             lam, x_new, err_new = jax.lax.while_loop(
-                lambda c: (c[2] > err) & (c[0] > 1e-9), halve, (lam0, x0, rms(residual(x0)))
+                lambda c: (c[2] > err) & (c[0] > 1e-9),
+                halve,
+                batched_like(init, (init, x, err, eqx.filter(self, eqx.is_array))),
             )
             stalled = (err_new > ftol) & (dx_rms * lam < 1e-12)
             count = count + 1
@@ -206,8 +209,11 @@ class AbstractSurface(eqx.Module):
             return x_new, err_new, count, stop
 
         err0 = jnp.abs(self.implicit(q)) / jnp.sqrt(jnp.asarray(3.0, dtype))
+        # Per-lane stopping rules: every carry batched from the start under `vmap` (one
+        # trace of each loop body instead of three, docs/performance.md#compile-time).
+        init = (q, err0, jnp.zeros((), jnp.int32), jnp.zeros((), bool))
         x, _, _, _ = jax.lax.while_loop(
-            lambda c: (c[1] > ftol) & ~c[3], newton, (q, err0, jnp.zeros((), jnp.int32), jnp.zeros((), bool))
+            lambda c: (c[1] > ftol) & ~c[3], newton, batched_like(init, (init, eqx.filter(self, eqx.is_array)))
         )
         return jnp.where(jnp.abs(self.implicit(q)) <= ftol, q, x)
 

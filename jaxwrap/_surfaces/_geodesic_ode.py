@@ -61,7 +61,7 @@ import optimistix as optx
 from jaxtyping import Array, ArrayLike, Bool, Float, Int, Real
 
 from .._implicit import implicit_jvp
-from .._misc import positive_or_one
+from .._misc import batched_like, positive_or_one
 from .._results import RESULTS
 from ._darboux import darboux_frame, gaussian_curvature_from, geodesic_inputs
 from ._geodesic import Geodesic, make_geodesic
@@ -371,8 +371,11 @@ def _fused_solve(surface, y0, length, accuracy, integrator, integrate=None) -> _
         return (t < t_end) & (steps < integrator.max_steps) & ok
 
     zero = jnp.zeros((), dtype)
+    # Every lane stops on its own, so under `vmap` every carry is batched from the start
+    # (one trace of the step instead of three, docs/performance.md#compile-time).
+    init = (zero, dt0, y0, f0, jnp.zeros((), jnp.int32), jnp.ones((), bool))
     t, _, y1, _, steps, ok = jax.lax.while_loop(
-        unfinished, step, (zero, dt0, y0, f0, jnp.zeros((), jnp.int32), jnp.ones((), bool))
+        unfinished, step, batched_like(init, (init, eqx.filter(surface, eqx.is_array)))
     )
     if surface.geodesic_chart:
         # An unmoved curve keeps its start state exactly (not its round trip through the chart).

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Bool, Float, Int, Real
 
-from .._misc import check_count, check_positive, scalar_setting
+from .._misc import batched_like, check_count, check_positive, scalar_setting
 
 
 class TouchdownSearch(eqx.Module):
@@ -139,6 +139,9 @@ def nearest_point_on_line(
     false = jnp.zeros((), bool)
     skip = degenerate if active is None else degenerate | ~jax.lax.stop_gradient(active)
     init = (alpha0, skip, false, degenerate, jnp.zeros((), jnp.int32))
+    init = batched_like(
+        init, (init, a, b, eqx.filter(surface, eqx.is_array))
+    )  # per-lane stop: one trace of the body under `vmap`
     alpha, _, below, converged, count = jax.lax.while_loop(
         lambda state: ~state[1] & (state[4] < search.max_iterations), body, init
     )

@@ -36,14 +36,11 @@ from), so the first path is exactly the cold solve.
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from scenes import I3, Rx90, Ry90, Rz90, T, darboux_reference
-from xla_options import RUN_BOUND
 
 import jaxwrap as jw
 from jaxwrap._cable._state import build_scene, initial_state
@@ -115,7 +112,7 @@ def _simbody_neighbour_inside(path):
     return jnp.stack(flags)
 
 
-@functools.partial(jax.jit, compiler_options=RUN_BOUND)
+@jax.jit
 def _sweep_chunk(state, angles, restart):
     """Warm-started solves along `angles`, starting from `state`, or from the contact hints
     (a cold solve) when `restart`."""

@@ -12,7 +12,6 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
-from xla_options import RUN_BOUND
 
 import jaxwrap as jw
 from jaxwrap.cli import elbow_model_and_cable
@@ -22,7 +21,7 @@ CABLE = CABLE.with_settings(smoothness_tolerance=1e-10, curve_segment_accuracy=1
 ANGLES = jnp.linspace(0.0, 1.8, 37)
 
 
-@functools.partial(jax.jit, compiler_options=RUN_BOUND)
+@jax.jit
 @functools.partial(jax.vmap, in_axes=(None, None, 0))
 def cold(model, cable, angle):
     q = angle[None]
@@ -30,7 +29,7 @@ def cold(model, cable, angle):
     return path.length, jw.moment_arms(model, cable, q)[0], path.in_contact, path.converged
 
 
-@functools.partial(jax.jit, compiler_options=RUN_BOUND)
+@jax.jit
 def warm(model, cable, angles):
     def step(previous, angle):
         q = angle[None]

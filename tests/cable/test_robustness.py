@@ -6,7 +6,6 @@ analytic shortest lengths on the sphere and the cylinder; vmap equals a loop; fl
 
 from __future__ import annotations
 
-import functools
 import pathlib
 import sys
 
@@ -14,7 +13,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from xla_options import RUN_BOUND
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "benchmarks"))
 import cable_scenarios as scenarios  # noqa: E402
@@ -51,7 +49,7 @@ def analytic_length(name, ends):
 def test_random_configurations(name):
     cable = scenarios.build(name)  # default settings: minimum_length, tolerance 0.1 deg
 
-    @functools.partial(jax.jit, compiler_options=RUN_BOUND)
+    @jax.jit
     @jax.vmap
     def cold_and_warm(end, end_nearby):
         cold = cable.solve(scenarios.body_poses(end))
