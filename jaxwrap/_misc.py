@@ -223,8 +223,8 @@ def batched_like(tree: PyTree, reference: PyTree) -> PyTree:
 
     For the initial carry of a `lax.scan` or `lax.while_loop` whose body batches every
     carry anyway (a per-lane stopping rule does): JAX batches such a loop by finding which
-    carries end up batched, a fixpoint that traces and batches the whole body again for
-    every pass (docs/performance.md#compile-time). A carry batched from the start needs
+    carries end up batched, a fixpoint that batches the whole body again for every pass
+    (docs/performance.md#loops-batched-in-one-pass). A carry batched from the start needs
     one pass. Values and derivatives are unchanged; only where the batch axis is.
     """
     return _batched_like(tree, jax.lax.stop_gradient(reference))

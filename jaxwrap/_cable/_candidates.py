@@ -398,7 +398,7 @@ def _screen_and_finish(
         jnp.zeros(num_legs, bool),
     )
     # The rounds batch every carry under `vmap`; batched from the start, the scan traces
-    # its body once instead of twice (docs/performance.md#compile-time).
+    # its body once instead of twice (docs/performance.md#loops-batched-in-one-pass).
     loop = batched_like(loop, (states, straight))
     (_, best, _, _), _ = jax.lax.scan(solve_round, loop, (jnp.arange(R + 1), all_states, jnp.asarray(all_unused)))
     return best

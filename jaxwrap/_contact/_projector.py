@@ -177,7 +177,8 @@ def _levenberg_marquardt(constraints, q0, rhs, tolerance, max_steps, solver: Lev
             step + 1,
         )
 
-    # Per-lane stop: batched from the start, the body is batched once (docs/performance.md#compile-time).
+    # A per-lane stop: every carry batched from the start under `vmap`, so the body is
+    # batched once (docs/performance.md#loops-batched-in-one-pass).
     q, r, _, _, steps = jax.lax.while_loop(not_done, body, batched_like(init, init))
     return q, jnp.max(jnp.abs(r)), steps
 

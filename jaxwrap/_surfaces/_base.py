@@ -209,8 +209,9 @@ class AbstractSurface(eqx.Module):
             return x_new, err_new, count, stop
 
         err0 = jnp.abs(self.implicit(q)) / jnp.sqrt(jnp.asarray(3.0, dtype))
-        # Per-lane stopping rules: every carry batched from the start under `vmap` (one
-        # trace of each loop body instead of three, docs/performance.md#compile-time).
+        # Per-lane stopping rules: every carry batched from the start under `vmap`, so each
+        # loop body is batched once, not three times
+        # (docs/performance.md#loops-batched-in-one-pass).
         init = (q, err0, jnp.zeros((), jnp.int32), jnp.zeros((), bool))
         x, _, _, _ = jax.lax.while_loop(
             lambda c: (c[1] > ftol) & ~c[3], newton, batched_like(init, (init, eqx.filter(self, eqx.is_array)))

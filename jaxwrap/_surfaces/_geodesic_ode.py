@@ -372,7 +372,8 @@ def _fused_solve(surface, y0, length, accuracy, integrator, integrate=None) -> _
 
     zero = jnp.zeros((), dtype)
     # Every lane stops on its own, so under `vmap` every carry is batched from the start
-    # (one trace of the step instead of three, docs/performance.md#compile-time).
+    # and the step is batched once, not three times
+    # (docs/performance.md#loops-batched-in-one-pass).
     init = (zero, dt0, y0, f0, jnp.zeros((), jnp.int32), jnp.ones((), bool))
     t, _, y1, _, steps, ok = jax.lax.while_loop(
         unfinished, step, batched_like(init, (init, eqx.filter(surface, eqx.is_array)))

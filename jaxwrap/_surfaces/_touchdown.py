@@ -139,9 +139,9 @@ def nearest_point_on_line(
     false = jnp.zeros((), bool)
     skip = degenerate if active is None else degenerate | ~jax.lax.stop_gradient(active)
     init = (alpha0, skip, false, degenerate, jnp.zeros((), jnp.int32))
-    init = batched_like(
-        init, (init, a, b, eqx.filter(surface, eqx.is_array))
-    )  # per-lane stop: one trace of the body under `vmap`
+    # A per-lane stop: every carry batched from the start under `vmap`, so the body is
+    # batched once (docs/performance.md#loops-batched-in-one-pass).
+    init = batched_like(init, (init, a, b, eqx.filter(surface, eqx.is_array)))
     alpha, _, below, converged, count = jax.lax.while_loop(
         lambda state: ~state[1] & (state[4] < search.max_iterations), body, init
     )
