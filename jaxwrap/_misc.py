@@ -230,22 +230,24 @@ def batched_like(tree: PyTree, reference: PyTree) -> PyTree:
     return _batched_like(tree, jax.lax.stop_gradient(reference))
 
 
+@jax.custom_batching.custom_vmap
+def _same(tree, reference):
+    return tree
+
+
+@_same.def_vmap
+def _same_batched(axis_size, in_batched, tree, reference):
+    tree_batched, reference_batched = in_batched
+    if any(jax.tree.leaves(reference_batched)):
+        broadcast = lambda x, b: x if b else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))  # noqa: E731
+        tree, tree_batched = jax.tree.map(broadcast, tree, tree_batched), jax.tree.map(lambda _: True, tree_batched)
+    # Again at the enclosing `vmap`, if there is one: each level batches on its own.
+    return _batched_like(tree, reference), tree_batched
+
+
 @jax.custom_jvp
 def _batched_like(tree, reference):
-    @jax.custom_batching.custom_vmap
-    def same(tree, reference):
-        return tree
-
-    @same.def_vmap
-    def _batched(axis_size, in_batched, tree, reference):
-        tree_batched, reference_batched = in_batched
-        if any(jax.tree.leaves(reference_batched)):
-            broadcast = lambda x, b: x if b else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))  # noqa: E731
-            tree, tree_batched = jax.tree.map(broadcast, tree, tree_batched), jax.tree.map(lambda _: True, tree_batched)
-        # Again at the enclosing `vmap`, if there is one: each level batches on its own.
-        return _batched_like(tree, reference), tree_batched
-
-    return same(tree, reference)
+    return _same(tree, reference)
 
 
 @_batched_like.defjvp

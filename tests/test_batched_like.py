@@ -15,29 +15,28 @@ from jax._src.interpreters import batching
 from jaxwrap._misc import batched_like
 
 
-def _loop(x, y):
-    """A Newton-like loop with a per-lane stop, whose counter and flag start unbatched."""
+def _newton(x, y, batch_the_carry=True):
+    """A Newton loop for sqrt(x) from y with a per-lane stop, whose counter and flag start
+    unbatched; with `batch_the_carry`, its carry goes through `batched_like` first."""
 
     def body(c):
         v, count, _ = c
         v = v - (v * v - x) / (2 * v)
         return v, count + 1, jnp.abs(v * v - x) < 1e-12
 
-    init = batched_like((y, jnp.zeros((), jnp.int32), jnp.zeros((), bool)), (x, y))
+    init = (y, jnp.zeros((), jnp.int32), jnp.zeros((), bool))
+    if batch_the_carry:
+        init = batched_like(init, (x, y))
     v, count, _ = jax.lax.while_loop(lambda c: ~c[2] & (c[1] < 50), body, init)
     return v + 0.0 * count
 
 
-def _plain(x, y):
-    def body(c):
-        v, count, _ = c
-        v = v - (v * v - x) / (2 * v)
-        return v, count + 1, jnp.abs(v * v - x) < 1e-12
+def _loop(x, y):
+    return _newton(x, y)
 
-    v, count, _ = jax.lax.while_loop(
-        lambda c: ~c[2] & (c[1] < 50), body, (y, jnp.zeros((), jnp.int32), jnp.zeros((), bool))
-    )
-    return v + 0.0 * count
+
+def _plain(x, y):
+    return _newton(x, y, batch_the_carry=False)
 
 
 def test_values_are_unchanged_unbatched_and_under_nested_vmaps():
