@@ -42,7 +42,8 @@ returned with its failure when no candidate is genuine, so the choice is determi
 Where a leg has numerically shot curves, the rounds are a screen with coarser curves,
 and one more round finishes the kept candidate at the cable's own accuracy
 (`_screen_and_finish`, docs/cable.md#screen-and-finish).
-Warm starts bypass all of this and stay exact.
+Warm starts bypass all of this: they continue the previous path, in closed form over a
+sphere or cylinder alone in its leg (`closed_form_warm_state`).
 """
 
 from __future__ import annotations
@@ -60,7 +61,16 @@ from .._surfaces import Cylinder, Sphere
 from ._definition import AbstractCableSpan
 from ._faults import leg_scores
 from ._solver import SolverCarry, run_solver_stack, shot_numerically
-from ._state import IN_CONTACT, STALE, CurveState, Scene, initial_states, lifted_placeholder
+from ._state import (
+    IN_CONTACT,
+    LIFTED,
+    STALE,
+    CurveState,
+    Scene,
+    initial_states,
+    lifted_placeholder,
+    nearest_to_centre,
+)
 
 
 def side_hints(cable: AbstractCableSpan, scene: Scene, i: int, num: int = 2) -> list[Array]:
@@ -152,6 +162,51 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
             for i in sided:
                 starts.append({j: wrap_side_hint(cable, scene, j) if j == i else None for j in obstacles})
     return starts, further, True
+
+
+def lone_closed_form(cable: AbstractCableSpan) -> list[int]:
+    """The obstacles that are a sphere or cylinder alone in their leg: their locally
+    shortest paths are in closed form (`shortest_wrap`)."""
+    legs = cable.legs()
+    return [leg[0] for leg in legs if len(leg) == 1 and isinstance(cable.obstacles[leg[0]].surface, _CLOSED_FORM)]
+
+
+def closed_form_warm_state(cable: AbstractCableSpan, scene: Scene, state: CurveState) -> CurveState:
+    """A warm start with every sphere or cylinder alone in its leg moved onto its closed-form
+    path between the leg's new end points (docs/cable.md#warm-starts-in-closed-form): the
+    straight line where that misses the obstacle; otherwise the wrap that goes round the
+    way the previous path did (the side its angular momentum about the surface origin
+    points to; the shorter side where the previous path was lifted), or on the obstacle's
+    wrap `side` if it has one, as the cold start takes it. The solver then stops at its
+    first evaluation. Other obstacles keep their previous curves."""
+    lone = lone_closed_form(cable)
+    if not lone:
+        return state
+    geodesics, status, tracking = list(state.geodesics), state.status, state.tracking
+    dtype = scene.origin.dtype
+    for i in lone:
+        obstacle, g = cable.obstacles[i], geodesics[i]
+        leg = cable.leg_of_obstacle()[i]
+        X_SG = scene.X_GS[i].inverse()
+        a, b = X_SG.apply(scene.leg_start[leg]), X_SG.apply(scene.leg_end[leg])
+        in_contact = status[i] == IN_CONTACT
+        # Where a, b and a sphere's centre are collinear every plane is a wrap: the
+        # previous contact point's (or the hint's) is kept.
+        plane_hint = jnp.where(in_contact, g.p_SP, lifted_placeholder(obstacle.contact_hint).astype(dtype))
+        if obstacle.side is not None:
+            side = obstacle.side.astype(dtype)
+            touches, point, tangent, length = obstacle.surface.shortest_wrap(a, b, plane_hint, side)
+        else:
+            momentum = jnp.cross(g.p_SP, g.R_SP[:, 0]) + jnp.cross(g.p_SQ, g.R_SQ[:, 0])
+            momentum = jnp.where(in_contact, momentum, jnp.zeros((), dtype))
+            touches, point, tangent, length = obstacle.surface.shortest_wrap_turning(a, b, plane_hint, momentum)
+        wrap = obstacle.surface.shoot_geodesic(point, tangent, length, integrator=cable.settings.integrator())
+        geodesics[i] = jax.tree.map(lambda w, old, m=touches: jnp.where(m, w, old), wrap, g)
+        # A lifted curve is tracked from where its touchdown search converges, so the
+        # solver's first status update confirms it in one search iteration.
+        tracking = tracking.at[i].set(jnp.where(touches, tracking[i], nearest_to_centre(obstacle.surface, a, b)))
+        status = status.at[i].set(jnp.where(touches, IN_CONTACT, LIFTED).astype(status.dtype))
+    return CurveState(tuple(geodesics), status, tracking)
 
 
 def start_states(cable: AbstractCableSpan, scene: Scene, slots: list[Start]) -> CurveState:

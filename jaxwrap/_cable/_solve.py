@@ -40,7 +40,7 @@ from .._results import RESULTS, first_failure
 from .._spatial import Transform
 from .._surfaces import AbstractSurface, Geodesic, GeodesicIntegrator
 from .._surfaces._geodesic import frame_curvatures
-from ._candidates import solve_candidates
+from ._candidates import closed_form_warm_state, solve_candidates
 from ._definition import AbstractCableSpan
 from ._faults import path_faults
 from ._geometry import curves_in_ground, evaluate, path_error_jacobian, total_length, variations
@@ -324,7 +324,10 @@ def solve_cable(
     fixed_cable, fixed_poses = jax.lax.stop_gradient((cable, body_poses))
     scene_nodiff = build_scene(fixed_cable, fixed_poses)
     if warm_start is not None and cable.settings.use_warm_start:
-        carry = run_solver(fixed_cable, scene_nodiff, _warm_state(cable, warm_start))
+        warm = _warm_state(cable, warm_start)
+        if cable.settings.cold_start == "candidates":
+            warm = closed_form_warm_state(fixed_cable, scene_nodiff, warm)
+        carry = run_solver(fixed_cable, scene_nodiff, warm)
     elif cable.settings.cold_start == "candidates" and cable.obstacles:
         carry = solve_candidates(fixed_cable, scene_nodiff)
     else:

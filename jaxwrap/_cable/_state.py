@@ -16,7 +16,7 @@ from jaxtyping import Array, Bool, Float, Int
 
 from .._misc import map_by_kind
 from .._spatial import Transform
-from .._surfaces import Geodesic
+from .._surfaces import Cylinder, Geodesic
 from ._definition import AbstractCableSpan
 
 # Wrapping status of an obstacle (Simbody's names).
@@ -106,6 +106,17 @@ def lifted_placeholder(hint: Float[Array, "3"] | None) -> Float[Array, "3"]:
     return jnp.zeros(3) if hint is None else jnp.asarray(hint)
 
 
+def nearest_to_centre(surface, a: Float[Array, "3"], b: Float[Array, "3"]) -> Float[Array, "3"]:
+    """The point of segment [a, b] nearest a sphere's centre or a cylinder's axis (any
+    other `surface`: its origin), the deepest towards a sphere or cylinder: where the
+    touchdown search of a lifted curve ends (docs/surfaces.md#touchdown-line-search)."""
+    across = jnp.array([1.0, 1.0, 0.0 if isinstance(surface, Cylinder) else 1.0], a.dtype)
+    d = b - a
+    dd = jnp.dot(d * across, d)
+    t = jnp.clip(-jnp.dot(a * across, d) / jnp.where(dd > 0, dd, 1.0), 0.0, 1.0)
+    return a + t * d
+
+
 def initial_states(
     cable: AbstractCableSpan,
     scene: Scene,
@@ -143,6 +154,7 @@ def initial_states(
         [jnp.asarray(unhinted[:, i]) for i in range(n)],
         static=[bool(unhinted[:, i].all()) for i in range(n)],
     )
+    exact_tracking = {}
     for i, obstacle in enumerate(cable.obstacles):
         if exact[:, i].any():
             surface = obstacle.surface
@@ -159,9 +171,13 @@ def initial_states(
             )
             exact_status = jnp.where(touches, IN_CONTACT, LIFTED).astype(jnp.int32)
             status = status.at[:, i].set(jnp.where(jnp.asarray(exact[:, i]), exact_status, status[:, i]))
+            # Lifted, it is tracked from where its touchdown search ends (one iteration).
+            exact_tracking[i] = nearest_to_centre(surface, a, b)
     if cable.obstacles:
         stacked = jnp.stack([h.astype(dtype) for h in hints], axis=1)
         tracking = jnp.where(jnp.asarray(unhinted)[..., None], jnp.zeros((), dtype), stacked)
+        for i, point in exact_tracking.items():
+            tracking = tracking.at[:, i].set(jnp.where(jnp.asarray(exact[:, i])[:, None], point, tracking[:, i]))
     else:
         tracking = jnp.zeros((num, 0, 3), dtype)
     # Built under vmap: a CurveState's annotated shapes are those of one start.

@@ -12,7 +12,7 @@ from ._base import AbstractSurface
 from ._darboux import darboux_frame, geodesic_inputs
 from ._geodesic import Geodesic, make_geodesic
 from ._geodesic_ode import GeodesicIntegrator
-from ._shortest_wrap import cylinder_shortest_wrap
+from ._shortest_wrap import cylinder_shortest_wrap, cylinder_wrap_turning
 from ._touch import cylinder_touch
 
 _X = (1.0, 0.0, 0.0)
@@ -108,6 +108,16 @@ class Cylinder(AbstractSurface):
         straight line passes on the other (docs/cable.md#wrap-side)."""
         del hint  # every shortest wrap of a cylinder is unique but for mirror ties
         return cylinder_shortest_wrap(self.radius, a, b, side)
+
+    def shortest_wrap_turning(
+        self, a: Float[Array, "3"], b: Float[Array, "3"], hint: Float[Array, "3"], momentum: Float[Array, "3"]
+    ) -> tuple[Bool[Array, ""], Float[Array, "3"], Float[Array, "3"], Float[Array, ""]]:
+        """Like `shortest_wrap`, but round the way of a path whose angular momentum about
+        the surface origin is `momentum` (in S; the shorter way where it says nothing),
+        touching only where the straight segment meets the surface: a warm start's
+        continuation of that path (docs/cable.md#warm-starts-in-closed-form)."""
+        del hint  # the cross-section fixes the wrap
+        return cylinder_wrap_turning(self.radius, a, b, momentum)
 
     def shortest_touch(
         self, a: Float[Array, "3"], b: Float[Array, "3"]

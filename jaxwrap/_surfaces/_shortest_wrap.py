@@ -17,9 +17,12 @@ shorter one: counter-clockwise turns the path's angular momentum about the centr
 ``b``) points along ``+z``; where the straight segment passes on the other side it is
 wrapped round (MuJoCo's side site), where ``s × u`` vanishes the shorter side is taken.
 
-Its use: a cold start on a single sphere or cylinder that is already the answer
+Its uses: a cold start on a single sphere or cylinder that is already the answer
 (jaxwrap/_cable/_candidates.py), so no start has to be guessed and the solver finishes
-in one evaluation.
+in one evaluation; and a warm start there, which keeps the previous path's way round
+(``*_wrap_turning``: the side whose angular momentum agrees with the previous path's),
+touching only where the straight segment meets the obstacle
+(docs/cable.md#warm-starts-in-closed-form).
 """
 
 from __future__ import annotations
@@ -77,6 +80,16 @@ def _cross2(x: Float[Array, "2"], y: Float[Array, "2"]) -> Float[Array, ""]:
     return x[0] * y[1] - x[1] * y[0]
 
 
+def _turning(ccw: _Arc, cw: _Arc, shorter: _Arc, sense: Float[Array, ""]) -> _Arc:
+    """The arc going round in `sense` (+1 counter-clockwise, -1 clockwise, 0 the shorter)."""
+    return _Arc(*(jnp.where(sense > 0, x, jnp.where(sense < 0, y, z)) for x, y, z in zip(ccw, cw, shorter)))
+
+
+def _sense(w: Float[Array, ""], tol: Float[Array, ""]) -> Float[Array, ""]:
+    """+1, -1 or 0 (within `tol` of zero, or not a number)."""
+    return jnp.where(w > tol, 1.0, jnp.where(w < -tol, -1.0, 0.0))
+
+
 def _wrap(a2, b2, radius, side2) -> tuple[_Arc, Bool[Array, ""]]:
     """The arc to take and whether the path touches: the shorter side where the segment
     meets the disk, or on the side of `side2` (None: no side), wrapping round where the
@@ -88,10 +101,39 @@ def _wrap(a2, b2, radius, side2) -> tuple[_Arc, Bool[Array, ""]]:
     w = _cross2(side2, u)
     tol = jnp.sqrt(jnp.finfo(a2.dtype).eps) * jnp.linalg.norm(side2)
     ccw, cw, shorter = _arc(a2, b2, radius, 1.0), _arc(a2, b2, radius, -1.0), _shorter(a2, b2, radius)
-    pick = jnp.where(w > tol, 1, jnp.where(w < -tol, -1, 0))
-    arc = _Arc(*(jnp.where(pick > 0, x, jnp.where(pick < 0, y, z)) for x, y, z in zip(ccw, cw, shorter)))
+    arc = _turning(ccw, cw, shorter, _sense(w, tol))
     line_wrong = _cross2(a2, u) * w < -tol * jnp.linalg.norm(a2)
     return arc, meets | line_wrong
+
+
+def _wrap_turning(a2, b2, radius, spin: Float[Array, ""], scale: Float[Array, ""]) -> tuple[_Arc, Bool[Array, ""]]:
+    """The arc going round the way of the signed angular momentum `spin` (counter-clockwise
+    where it is positive; the shorter side where it is within `sqrt(eps) * scale` of zero
+    or not a number) and whether the segment meets the disk, where alone the path
+    touches: a segment that misses the disk is the path, on either side."""
+    tol = jnp.sqrt(jnp.finfo(a2.dtype).eps) * scale
+    ccw, cw, shorter = _arc(a2, b2, radius, 1.0), _arc(a2, b2, radius, -1.0), _shorter(a2, b2, radius)
+    return _turning(ccw, cw, shorter, _sense(spin, tol)), _segment_meets_disk(a2, b2, radius)
+
+
+def _sphere_plane(a, b, hint) -> tuple[Float[Array, "3"], Float[Array, "3"]]:
+    """An orthonormal basis of the plane through `a`, `b` and the centre (``e1`` along
+    `a`); through `hint` as well where the three are collinear."""
+    dtype = a.dtype
+    e1 = safe_normalize(a, jnp.array([1.0, 0.0, 0.0], dtype))
+    fallback = safe_normalize(jnp.cross(e1, jnp.array([0.0, 0.0, 1.0], dtype)), jnp.array([0.0, 1.0, 0.0], dtype))
+    towards_hint = safe_normalize(hint - jnp.dot(hint, e1) * e1, fallback)
+    e2 = safe_normalize(b - jnp.dot(b, e1) * e1, towards_hint)
+    return e1, e2
+
+
+def _in_plane(x, e1, e2) -> Float[Array, "2"]:
+    return jnp.stack([jnp.dot(x, e1), jnp.dot(x, e2)])
+
+
+def _on_sphere(arc: _Arc, touches, radius, e1, e2):
+    p2, t2 = arc.point_and_direction(radius)
+    return touches, p2[0] * e1 + p2[1] * e2, t2[0] * e1 + t2[1] * e2, radius * arc.turn
 
 
 def sphere_shortest_wrap(
@@ -105,17 +147,41 @@ def sphere_shortest_wrap(
     `side` if given) touches the sphere, and if so where it lands (``P``), its direction
     there and the great-circle arc length. When `a`, `b` and the centre are collinear
     every plane through them is a shortest path; the one through `hint` is taken."""
-    dtype = a.dtype
-    e1 = safe_normalize(a, jnp.array([1.0, 0.0, 0.0], dtype))
-    fallback = safe_normalize(jnp.cross(e1, jnp.array([0.0, 0.0, 1.0], dtype)), jnp.array([0.0, 1.0, 0.0], dtype))
-    towards_hint = safe_normalize(hint - jnp.dot(hint, e1) * e1, fallback)
-    e2 = safe_normalize(b - jnp.dot(b, e1) * e1, towards_hint)
-    a2 = jnp.stack([jnp.dot(a, e1), jnp.dot(a, e2)])
-    b2 = jnp.stack([jnp.dot(b, e1), jnp.dot(b, e2)])
-    side2 = None if side is None else jnp.stack([jnp.dot(side, e1), jnp.dot(side, e2)])
-    arc, touches = _wrap(a2, b2, radius, side2)
+    e1, e2 = _sphere_plane(a, b, hint)
+    side2 = None if side is None else _in_plane(side, e1, e2)
+    arc, touches = _wrap(_in_plane(a, e1, e2), _in_plane(b, e1, e2), radius, side2)
+    return _on_sphere(arc, touches, radius, e1, e2)
+
+
+def sphere_wrap_turning(
+    radius: Float[Array, ""],
+    a: Float[Array, "3"],
+    b: Float[Array, "3"],
+    hint: Float[Array, "3"],
+    momentum: Float[Array, "3"],
+) -> tuple[Bool[Array, ""], Float[Array, "3"], Float[Array, "3"], Float[Array, ""]]:
+    """``(touches, P, t_P, ℓ)`` of the shortest path from `a` to `b` that goes round the
+    sphere the way a path of angular momentum `momentum` (about the centre) does: the
+    wrap whose own angular momentum points to the same side of the wrap plane, the
+    shorter where `momentum` lies in that plane or is zero. It touches only where the
+    segment meets the sphere (docs/cable.md#warm-starts-in-closed-form)."""
+    e1, e2 = _sphere_plane(a, b, hint)
+    # A counter-clockwise wrap in (e1, e2) has its angular momentum along e1 × e2.
+    spin = jnp.dot(momentum, jnp.cross(e1, e2))
+    arc, touches = _wrap_turning(_in_plane(a, e1, e2), _in_plane(b, e1, e2), radius, spin, jnp.linalg.norm(momentum))
+    return _on_sphere(arc, touches, radius, e1, e2)
+
+
+def _on_cylinder(arc: _Arc, touches, radius, a, b):
+    """The helix over the planar `arc`, climbing at the slope of the developed line."""
     p2, t2 = arc.point_and_direction(radius)
-    return touches, p2[0] * e1 + p2[1] * e2, t2[0] * e1 + t2[1] * e2, radius * arc.turn
+    across = positive_or_one(arc.length)  # > 0 for end points outside the cylinder
+    rise = b[2] - a[2]
+    total = jnp.sqrt(across**2 + rise**2)
+    z_P = a[2] + rise * arc.tangent_a / across
+    point = jnp.stack([p2[0], p2[1], z_P])
+    tangent = jnp.stack([t2[0] * across / total, t2[1] * across / total, rise / total])
+    return touches, point, tangent, radius * arc.turn * total / across
 
 
 def cylinder_shortest_wrap(
@@ -126,11 +192,16 @@ def cylinder_shortest_wrap(
     the cross-section, climbing at the constant slope of the developed straight line (a
     helix on the surface)."""
     arc, touches = _wrap(a[:2], b[:2], radius, None if side is None else side[:2])
-    p2, t2 = arc.point_and_direction(radius)
-    across = positive_or_one(arc.length)  # > 0 for end points outside the cylinder
-    rise = b[2] - a[2]
-    total = jnp.sqrt(across**2 + rise**2)
-    z_P = a[2] + rise * arc.tangent_a / across
-    point = jnp.stack([p2[0], p2[1], z_P])
-    tangent = jnp.stack([t2[0] * across / total, t2[1] * across / total, rise / total])
-    return touches, point, tangent, radius * arc.turn * total / across
+    return _on_cylinder(arc, touches, radius, a, b)
+
+
+def cylinder_wrap_turning(
+    radius: Float[Array, ""], a: Float[Array, "3"], b: Float[Array, "3"], momentum: Float[Array, "3"]
+) -> tuple[Bool[Array, ""], Float[Array, "3"], Float[Array, "3"], Float[Array, ""]]:
+    """``(touches, P, t_P, ℓ)`` of the shortest path from `a` to `b` around the cylinder
+    that turns about its axis the way a path of angular momentum `momentum` does
+    (counter-clockwise where its z component is positive; the shorter side where that is
+    zero). It touches only where the cross-section's segment meets the circle
+    (docs/cable.md#warm-starts-in-closed-form)."""
+    arc, touches = _wrap_turning(a[:2], b[:2], radius, momentum[2], jnp.linalg.norm(momentum))
+    return _on_cylinder(arc, touches, radius, a, b)

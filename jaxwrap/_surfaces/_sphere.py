@@ -12,7 +12,7 @@ from ._base import AbstractSurface
 from ._darboux import darboux_frame, geodesic_inputs
 from ._geodesic import Geodesic, make_geodesic
 from ._geodesic_ode import GeodesicIntegrator
-from ._shortest_wrap import sphere_shortest_wrap
+from ._shortest_wrap import sphere_shortest_wrap, sphere_wrap_turning
 from ._touch import sphere_touch
 
 _X = (1.0, 0.0, 0.0)
@@ -96,6 +96,15 @@ class Sphere(AbstractSurface):
         `side` (a point in S) the path keeps to that side, wrapping round where the
         straight line passes on the other (docs/cable.md#wrap-side)."""
         return sphere_shortest_wrap(self.radius, a, b, hint, side)
+
+    def shortest_wrap_turning(
+        self, a: Float[Array, "3"], b: Float[Array, "3"], hint: Float[Array, "3"], momentum: Float[Array, "3"]
+    ) -> tuple[Bool[Array, ""], Float[Array, "3"], Float[Array, "3"], Float[Array, ""]]:
+        """Like `shortest_wrap`, but round the way of a path whose angular momentum about
+        the surface origin is `momentum` (in S; the shorter way where it says nothing),
+        touching only where the straight segment meets the surface: a warm start's
+        continuation of that path (docs/cable.md#warm-starts-in-closed-form)."""
+        return sphere_wrap_turning(self.radius, a, b, hint, momentum)
 
     def shortest_touch(
         self, a: Float[Array, "3"], b: Float[Array, "3"]

@@ -76,3 +76,56 @@ def test_a_sphere_wrap_through_the_centre_takes_the_hint_plane():
         expected = sphere_shortest(np.asarray(a), np.asarray(b) + [0, 1e-12, 0], 1.0)
         total = jnp.linalg.norm(P - a) + length + jnp.sqrt(8.0)
         np.testing.assert_allclose(total, expected, rtol=1e-10)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_the_wrap_turning_like_a_path_goes_round_its_way(kind):
+    """`shortest_wrap_turning` (a warm start's continuation, docs/cable.md#warm-starts-in-closed-form):
+    given the angular momentum of the shortest wrap it is that wrap; given the opposite
+    one, the other side: a tangent-arc-tangent path without kinks, at least as long,
+    whose own angular momentum is the opposite (about a cylinder's axis); given none, the shortest wrap. It touches
+    exactly where the shortest wrap does (where the segment meets the surface)."""
+    surface, _ = KINDS[kind]
+    ends = _ends(5, 500)
+    if kind == "cylinder":
+        across = np.linalg.norm(ends[..., :2], axis=-1, keepdims=True)
+        ends[..., :2] *= np.maximum(1.0, 1.001 * RADIUS / across)
+    hint = jnp.array([0.0, 0.0, 1.0])
+
+    def momentum(P, t_P, length):
+        g = surface.shoot_geodesic(P, t_P, length)
+        return jnp.cross(g.p_SP, g.tangent_P) + jnp.cross(g.p_SQ, g.tangent_Q), g
+
+    @jax.jit
+    @jax.vmap
+    def wraps(ab):
+        a, b = ab
+        touches, P, t_P, length = surface.shortest_wrap(a, b, hint)
+        L, _ = momentum(P, t_P, length)
+        same = surface.shortest_wrap_turning(a, b, hint, L)
+        none = surface.shortest_wrap_turning(a, b, hint, jnp.zeros(3))
+        other = surface.shortest_wrap_turning(a, b, hint, -L)
+        L_other, g = momentum(*other[1:])
+        total = jnp.linalg.norm(other[1] - a) + other[3] + jnp.linalg.norm(b - g.p_SQ)
+        kinks = jnp.stack([
+            jnp.dot((other[1] - a) / jnp.linalg.norm(other[1] - a), g.tangent_P),
+            jnp.dot((b - g.p_SQ) / jnp.linalg.norm(b - g.p_SQ), g.tangent_Q),
+        ])
+        shortest = jnp.linalg.norm(P - a) + length + jnp.linalg.norm(b - momentum(P, t_P, length)[1].p_SQ)
+        # About a cylinder only the turn about its axis says the way round.
+        spin = L_other[2] * L[2] if kind == "cylinder" else jnp.dot(L_other, L)
+        return touches, (P, length), same, none, other[0], total, shortest, kinks, spin
+
+    touches, (P, length), same, none, touches_other, total, shortest, kinks, dot = jax.tree.map(
+        np.asarray, wraps(jnp.asarray(ends))
+    )
+    for turned in (same, none):
+        np.testing.assert_array_equal(turned[0], touches)
+        np.testing.assert_allclose(turned[1][touches], P[touches], atol=1e-12)
+        np.testing.assert_allclose(turned[3][touches], length[touches], atol=1e-12)
+    np.testing.assert_array_equal(touches_other, touches)
+    wrapped = touches & (np.abs(dot) > 1e-9)  # not a wrap of zero length or one in every plane
+    assert wrapped.mean() > 0.2
+    assert np.all(dot[wrapped] < 0)
+    assert np.all(total[wrapped] >= shortest[wrapped] - 1e-12)
+    np.testing.assert_allclose(kinks[wrapped], 1.0, atol=1e-9)
