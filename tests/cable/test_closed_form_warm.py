@@ -108,6 +108,11 @@ def _at(y):
     return jw.Transform(jnp.broadcast_to(jnp.eye(3), (2, 3, 3)), jnp.array([[0.0, 0.0, 0.0], [0.0, y, 0.0]]))
 
 
+# One compiled program per cable structure and start mode, shared by the tests below.
+_cold = jax.jit(lambda cable, y: jw.solve_cable(cable, _at(y)))
+_warm = jax.jit(lambda cable, y, start: jw.solve_cable(cable, _at(y), warm_start=start))
+
+
 def _middle_y(path, y):
     """The y of the middle of the wrap, relative to the obstacle's centre at y."""
     return float(path.curve_segment_points(0, 3)[1, 1]) - y
@@ -120,21 +125,27 @@ def test_a_warm_start_keeps_the_longer_side_it_is_on(surface):
     shorter side. Moved on until the line misses the obstacle, it lifts off."""
     cable = _lone(surface)
     hints = cable.with_settings(cold_start="hints")
-    far = jw.solve_cable(hints, _at(0.0))  # the hint lies on the far side (-y)
+    far = _cold(hints, 0.0)  # the hint lies on the far side (-y)
     assert far.converged and _middle_y(far, 0.0) < 0
     for y in (0.05, 0.1, 0.2):
-        warm = jw.solve_cable(cable, _at(y), warm_start=far)
-        iterated = jw.solve_cable(hints, _at(y), warm_start=far)
-        cold = jw.solve_cable(cable, _at(y))
+        warm, iterated, cold = _warm(cable, y, far.state), _warm(hints, y, far.state), _cold(cable, y)
         assert warm.converged and iterated.converged and int(warm.num_iterations) == 0
         np.testing.assert_allclose(warm.length, iterated.length, rtol=0, atol=1e-10)
         assert float(warm.length) > float(cold.length) + 0.1
         assert _middle_y(warm, y) < 0 < _middle_y(cold, y)
         far = warm
     # Lifted: the line clears the obstacle (its points at y = 0.3 ± 0.1, shifted by -1.5).
-    lifted = jw.solve_cable(cable, _at(-1.5), warm_start=far)
+    lifted = _warm(cable, -1.5, far.state)
     assert lifted.converged and not bool(lifted.in_contact[0])
     np.testing.assert_allclose(lifted.length, np.linalg.norm([4.0, 0.0, -0.2]), rtol=1e-14)
+
+
+@jax.jit
+def _length_and_derivative(cable, y, start):
+    """The warm-started length at y, its derivative, and the lengths at y ± 1e-6."""
+    length = lambda y: jw.solve_cable(cable, _at(y), warm_start=start).length  # noqa: E731
+    value, derivative = jax.value_and_grad(length)(y)
+    return value, derivative, jax.vmap(length)(y + jnp.array([1e-6, -1e-6]))
 
 
 @pytest.mark.parametrize("surface", [jw.Sphere(1.0), jw.Cylinder(1.0)], ids=["sphere", "cylinder"])
@@ -143,25 +154,20 @@ def test_closed_form_warm_derivatives_equal_the_iterated_ones(surface):
     started in closed form and iterated, wrapped and lifted."""
     cable = _lone(surface)
     hints = cable.with_settings(cold_start="hints")
-    start = jw.solve_cable(cable, _at(0.0))
-
-    def length(c, y):
-        return jw.solve_cable(c, _at(y), warm_start=start).length
-
+    start = _cold(cable, 0.0).state
     for y in (0.1, 1.2):
-        g = jax.grad(length, argnums=1)(cable, y)
-        np.testing.assert_allclose(g, jax.grad(length, argnums=1)(hints, y), rtol=1e-8, atol=1e-10)
-        fd = (length(cable, y + 1e-6) - length(cable, y - 1e-6)) / 2e-6
-        np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+        _, g, (plus, minus) = _length_and_derivative(cable, y, start)
+        _, g_iterated, _ = _length_and_derivative(hints, y, start)
+        np.testing.assert_allclose(g, g_iterated, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(g, (plus - minus) / 2e-6, rtol=1e-6, atol=1e-8)
 
 
 def test_a_sided_obstacle_warm_starts_on_its_side():
     """With a wrap side the warm start is the cold start's sided closed form, whatever
     side the previous path took."""
     cable = _lone(jw.Sphere(1.0), side=[0.0, -1.0, 0.0])
-    start = jw.solve_cable(cable.with_settings(cold_start="hints"), _at(-1.5))  # lifted, line on +y
-    warm = jw.solve_cable(cable, _at(-0.2), warm_start=start)
-    cold = jw.solve_cable(cable, _at(-0.2))
+    start = _cold(cable.with_settings(cold_start="hints"), -1.5)  # lifted, line on +y
+    warm, cold = _warm(cable, -0.2, start.state), _cold(cable, -0.2)
     assert warm.converged and cold.converged and int(warm.num_iterations) == 0
     np.testing.assert_allclose(warm.length, cold.length, rtol=0, atol=1e-12)
     assert _middle_y(warm, -0.2) < 0
