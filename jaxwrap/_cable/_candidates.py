@@ -67,9 +67,9 @@ from ._state import (
     STALE,
     CurveState,
     Scene,
+    closed_form_curve,
     initial_states,
     lifted_placeholder,
-    nearest_to_centre,
 )
 
 
@@ -185,26 +185,16 @@ def closed_form_warm_state(cable: AbstractCableSpan, scene: Scene, state: CurveS
     geodesics, status, tracking = list(state.geodesics), state.status, state.tracking
     dtype = scene.origin.dtype
     for i in lone:
-        obstacle, g = cable.obstacles[i], geodesics[i]
-        leg = cable.leg_of_obstacle()[i]
-        X_SG = scene.X_GS[i].inverse()
-        a, b = X_SG.apply(scene.leg_start[leg]), X_SG.apply(scene.leg_end[leg])
+        g = geodesics[i]
         in_contact = status[i] == IN_CONTACT
         # Where a, b and a sphere's centre are collinear every plane is a wrap: the
         # previous contact point's (or the hint's) is kept.
-        plane_hint = jnp.where(in_contact, g.p_SP, lifted_placeholder(obstacle.contact_hint).astype(dtype))
-        if obstacle.side is not None:
-            side = obstacle.side.astype(dtype)
-            touches, point, tangent, length = obstacle.surface.shortest_wrap(a, b, plane_hint, side)
-        else:
-            momentum = jnp.cross(g.p_SP, g.R_SP[:, 0]) + jnp.cross(g.p_SQ, g.R_SQ[:, 0])
-            momentum = jnp.where(in_contact, momentum, jnp.zeros((), dtype))
-            touches, point, tangent, length = obstacle.surface.shortest_wrap_turning(a, b, plane_hint, momentum)
-        wrap = obstacle.surface.shoot_geodesic(point, tangent, length, integrator=cable.settings.integrator())
+        plane_hint = jnp.where(in_contact, g.p_SP, lifted_placeholder(cable.obstacles[i].contact_hint).astype(dtype))
+        momentum = jnp.cross(g.p_SP, g.R_SP[:, 0]) + jnp.cross(g.p_SQ, g.R_SQ[:, 0])
+        momentum = jnp.where(in_contact, momentum, jnp.zeros((), dtype))
+        touches, wrap, lifted_tracking = closed_form_curve(cable, scene, i, plane_hint, momentum)
         geodesics[i] = jax.tree.map(lambda w, old, m=touches: jnp.where(m, w, old), wrap, g)
-        # A lifted curve is tracked from where its touchdown search converges, so the
-        # solver's first status update confirms it in one search iteration.
-        tracking = tracking.at[i].set(jnp.where(touches, tracking[i], nearest_to_centre(obstacle.surface, a, b)))
+        tracking = tracking.at[i].set(jnp.where(touches, tracking[i], lifted_tracking))
         status = status.at[i].set(jnp.where(touches, IN_CONTACT, LIFTED).astype(status.dtype))
     return CurveState(tuple(geodesics), status, tracking)
 

@@ -106,15 +106,45 @@ def lifted_placeholder(hint: Float[Array, "3"] | None) -> Float[Array, "3"]:
     return jnp.zeros(3) if hint is None else jnp.asarray(hint)
 
 
-def nearest_to_centre(surface, a: Float[Array, "3"], b: Float[Array, "3"]) -> Float[Array, "3"]:
-    """The point of segment [a, b] nearest a sphere's centre or a cylinder's axis (any
-    other `surface`: its origin), the deepest towards a sphere or cylinder: where the
-    touchdown search of a lifted curve ends (docs/surfaces.md#touchdown-line-search)."""
+def _nearest_to_centre(surface, a: Float[Array, "3"], b: Float[Array, "3"]) -> Float[Array, "3"]:
+    """The point of segment [a, b] nearest a sphere's centre or a cylinder's axis, the
+    deepest towards the surface: where the touchdown search of a lifted curve ends
+    (docs/surfaces.md#touchdown-line-search)."""
     across = jnp.array([1.0, 1.0, 0.0 if isinstance(surface, Cylinder) else 1.0], a.dtype)
     d = b - a
     dd = jnp.dot(d * across, d)
     t = jnp.clip(-jnp.dot(a * across, d) / jnp.where(dd > 0, dd, 1.0), 0.0, 1.0)
     return a + t * d
+
+
+def closed_form_curve(
+    cable: AbstractCableSpan,
+    scene: Scene,
+    i: int,
+    plane_hint: Float[Array, "3"],
+    momentum: Float[Array, "3"] | None = None,
+) -> tuple[Bool[Array, ""], Geodesic, Float[Array, "3"]]:
+    """Obstacle ``i``, a sphere or cylinder alone in its leg, on its closed-form path
+    between the leg's end points (docs/surfaces.md#shortest-wrap): ``(touches, geodesic,
+    tracking)``, whether the path wraps it, the wrap's geodesic, and the tracking point
+    of the lifted curve where it does not (the line's point nearest the centre or axis,
+    where the touchdown search ends, so the solver's first status update confirms it in
+    one search iteration). The shortest wrap, on the obstacle's wrap `side` if it has
+    one; else, given the `momentum` of a previous path, the wrap going round its way
+    (docs/cable.md#warm-starts-in-closed-form). `plane_hint` picks a sphere wrap's plane
+    where every plane is one."""
+    obstacle = cable.obstacles[i]
+    surface, dtype = obstacle.surface, scene.origin.dtype
+    X_SG = scene.X_GS[i].inverse()
+    leg = cable.leg_of_obstacle()[i]
+    a, b = X_SG.apply(scene.leg_start[leg]), X_SG.apply(scene.leg_end[leg])
+    if obstacle.side is not None or momentum is None:
+        side = None if obstacle.side is None else obstacle.side.astype(dtype)
+        touches, point, tangent, length = surface.shortest_wrap(a, b, plane_hint, side)
+    else:
+        touches, point, tangent, length = surface.shortest_wrap_turning(a, b, plane_hint, momentum)
+    wrap = surface.shoot_geodesic(point, tangent, length, integrator=cable.settings.integrator())
+    return touches, wrap, _nearest_to_centre(surface, a, b)
 
 
 def initial_states(
@@ -155,24 +185,16 @@ def initial_states(
         static=[bool(unhinted[:, i].all()) for i in range(n)],
     )
     exact_tracking = {}
-    for i, obstacle in enumerate(cable.obstacles):
+    for i in range(n):
         if exact[:, i].any():
-            surface = obstacle.surface
-            X_SG = scene.X_GS[i].inverse()
-            leg = cable.leg_of_obstacle()[i]
-            a, b = X_SG.apply(scene.leg_start[leg]), X_SG.apply(scene.leg_end[leg])
             plane_hint = hints[i][int(np.argmax(exact[:, i]))].astype(dtype)
-            side = None if obstacle.side is None else obstacle.side.astype(dtype)
-            touches, point, tangent, length = surface.shortest_wrap(a, b, plane_hint, side)
-            wrap = surface.shoot_geodesic(point, tangent, length, integrator=cable.settings.integrator())
+            touches, wrap, exact_tracking[i] = closed_form_curve(cable, scene, i, plane_hint)
             on_wrap = jnp.asarray(exact[:, i]) & touches
             geodesics[i] = jax.tree.map(
                 lambda x, w, m=on_wrap: jnp.where(m.reshape(-1, *[1] * w.ndim), w, x), geodesics[i], wrap
             )
             exact_status = jnp.where(touches, IN_CONTACT, LIFTED).astype(jnp.int32)
             status = status.at[:, i].set(jnp.where(jnp.asarray(exact[:, i]), exact_status, status[:, i]))
-            # Lifted, it is tracked from where its touchdown search ends (one iteration).
-            exact_tracking[i] = nearest_to_centre(surface, a, b)
     if cable.obstacles:
         stacked = jnp.stack([h.astype(dtype) for h in hints], axis=1)
         tracking = jnp.where(jnp.asarray(unhinted)[..., None], jnp.zeros((), dtype), stacked)
