@@ -31,6 +31,7 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
+import jaxlie  # noqa: E402
 import numpy as np  # noqa: E402
 
 import jaxwrap as jw  # noqa: E402
@@ -91,6 +92,25 @@ def configuration(kind: str, key):
     )
     ends = ends.at[0, 0].set(-jnp.abs(ends[0, 0]) - 0.8).at[1, 0].set(jnp.abs(ends[1, 0]) + 0.8)
     return poses, ends
+
+
+def crossing(kind: str, key, t, duration):
+    """A moving `configuration` of a one-obstacle `kind` at time ``t`` of ``duration``: the
+    obstacle's body turned by ``t`` times a random angular velocity while its centre
+    crosses the straight line between the end points along a random direction across it,
+    so the path is lifted, touches down, wraps and lifts off on the other side. Body
+    poses and end points, as `configuration`."""
+    poses, ends = configuration(kind, key)
+    k_w, k_n = jax.random.split(jax.random.fold_in(key, 1))
+    omega = jax.random.normal(k_w, (3,))
+    u = (ends[1] - ends[0]) / jnp.linalg.norm(ends[1] - ends[0])
+    across = jax.random.normal(k_n, (3,))
+    across = across - jnp.dot(across, u) * u
+    across = across / jnp.linalg.norm(across)
+    on_line = ends[0] + jnp.dot(poses.translation[1] - ends[0], u) * u
+    centre = on_line + (t / duration - 0.5) * 1.6 * across
+    rotation = poses.rotation[1] @ jaxlie.SO3.exp(t * omega).as_matrix()
+    return jw.Transform(poses.rotation.at[1].set(rotation), poses.translation.at[1].set(centre)), ends
 
 
 def _with_ends(c, ends):

@@ -258,6 +258,24 @@ def _batched_like_jvp(primals, tangents):
     return _batched_like(tree, reference), tangents[0]
 
 
+def any_lane(x: Bool[Array, ""]) -> Bool[Array, ""]:
+    """`x`, and under `jax.vmap` whether it holds on any lane of the batch: the result is
+    never batched, so a `lax.cond` on it stays a branch under `vmap` (where a batched
+    predicate would turn it into a `select` that runs both branches)."""
+    return _any_lane(jnp.asarray(x))
+
+
+@jax.custom_batching.custom_vmap
+def _any_lane(x):
+    return x
+
+
+@_any_lane.def_vmap
+def _any_lane_batched(axis_size, in_batched, x):
+    # Again at the enclosing `vmap`, if there is one.
+    return _any_lane(jnp.any(x, axis=0) if in_batched[0] else x), False
+
+
 def lane_cond(pred: Bool[Array, ""], fn: Callable[..., PyTree], *operands) -> PyTree:
     """``fn(*operands)`` where `pred` holds, zeros (of its output's shapes) elsewhere; `fn`
     runs only when it is needed.

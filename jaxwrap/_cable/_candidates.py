@@ -43,7 +43,8 @@ Where a leg has numerically shot curves, the rounds are a screen with coarser cu
 and one more round finishes the kept candidate at the cable's own accuracy
 (`_screen_and_finish`, docs/cable.md#screen-and-finish).
 Warm starts bypass all of this: they continue the previous path, in closed form over a
-sphere or cylinder alone in its leg (`closed_form_warm_state`).
+sphere or cylinder alone in its leg (`closed_form_warm_state`), and a leg where that ends
+on no genuine path is solved again from the leg lifted (`solve_warm`).
 """
 
 from __future__ import annotations
@@ -56,11 +57,11 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
-from .._misc import batched_like, safe_normalize
+from .._misc import any_lane, batched_like, safe_normalize
 from .._surfaces import Cylinder, Sphere
 from ._definition import AbstractCableSpan
-from ._faults import leg_scores
-from ._solver import SolverCarry, run_solver_stack, shot_numerically
+from ._faults import leg_faults, leg_scores
+from ._solver import SolverCarry, run_solver, run_solver_stack, select, shot_numerically
 from ._state import (
     IN_CONTACT,
     LIFTED,
@@ -493,3 +494,79 @@ def choose(
     """Per leg, the shortest genuine candidate: the first slot as short as the shortest
     within what the tolerance leaves undetermined (slot 0 when none is genuine)."""
     return _take(cable, carries, _pick(cable, lengths, genuine))
+
+
+def solve_warm(
+    cable: AbstractCableSpan, scene: Scene, state: CurveState
+) -> tuple[SolverCarry, tuple[Bool[Array, " n"], ...] | None]:
+    """A warm-started solve (docs/cable.md#warm-start-fallback): the previous path
+    continued (`closed_form_warm_state`, then the solver), and every leg where that ends
+    on no genuine path solved again from the leg lifted, as the cold start opens; such a
+    leg returns the restart's path where that is genuine, with the corrections of both
+    rounds, and otherwise the continuation with its failure. Both rounds run in
+    one `lax.scan`, so the solver loop is compiled once; a leg the continuation solved
+    is frozen in the restart, which costs its lanes no iteration.
+
+    Returns the carry and, where the rounds ran, the `path_faults` of the path returned
+    (found on the way; None where no leg can restart)."""
+    state = closed_form_warm_state(cable, scene, state)
+    legs = cable.legs()
+    lone = set(lone_closed_form(cable))
+    # A lone sphere or cylinder is put on its closed-form path: nothing to restart.
+    retry = np.array([bool(obs) and not (len(obs) == 1 and obs[0] in lone) for obs in legs], bool)
+    if not retry.any():
+        return run_solver(cable, scene, state), None
+    leg_of = jnp.asarray(cable.leg_of_obstacle(), int)
+    n, num_legs, dtype = cable.num_obstacles, len(legs), scene.origin.dtype
+    # Every obstacle lifted, tracking nothing (the cold start's lifted start): a lifted
+    # curve's geodesic is never read, and one that touches down is shot afresh.
+    lifted = CurveState(state.geodesics, jnp.full_like(state.status, LIFTED), jnp.zeros_like(state.tracking))
+    states = jax.tree.map(lambda w, s: jnp.stack([w, s]), state, lifted)
+    unused = np.stack([np.zeros(len(legs), bool), ~retry])
+
+    def solve_round(loop, inputs):
+        r, start, unused = inputs
+        restart, kept, kept_faults = loop
+        carry = run_solver(cable, scene, start, unused | ~restart)
+        # The restart round's check runs only where some lane of the batch restarts:
+        # `any_lane` is never batched, so under `vmap` this stays a branch. (Its solve
+        # needs no branch: a loop whose lanes are all frozen runs no iteration.)
+        _, genuine, faults = jax.lax.cond(
+            (r == 0) | any_lane(jnp.any(restart)),
+            lambda: leg_faults(cable, scene, carry),
+            lambda: (jnp.zeros(num_legs, dtype), jnp.zeros(num_legs, bool), (jnp.zeros(n, bool),) * 4),
+        )
+        # The continuation; then, on the legs that restart, the restart's path where it is
+        # genuine (else the continuation's failure stays).
+        take = (r == 0) | (restart & genuine)
+        restart = jnp.where(r == 0, ~genuine & jnp.asarray(retry), restart)
+        on = take[leg_of]
+        carry = dataclasses.replace(carry, iterations=carry.iterations + jnp.where(r == 0, 0, kept.iterations))
+        kept = SolverCarry(
+            CurveState(
+                tuple(select(on[i], g, k) for i, (g, k) in enumerate(zip(carry.state.geodesics, kept.state.geodesics))),
+                jnp.where(on, carry.state.status, kept.state.status),
+                jnp.where(on[:, None], carry.state.tracking, kept.state.tracking),
+            ),
+            jnp.where(take, carry.iterations, kept.iterations),
+            jnp.where(take, carry.done, kept.done),
+            jnp.where(take, carry.smoothness, kept.smoothness),
+            jnp.where(on, carry.inside, kept.inside),
+            jnp.where(on, carry.geodesic_failed, kept.geodesic_failed),
+        )
+        kept_faults = tuple(jnp.where(on, f, k) for f, k in zip(faults, kept_faults))
+        return restart, kept, kept_faults
+
+    # Placeholders of the carry's shapes; the first round replaces them.
+    kept = SolverCarry(
+        state,
+        jnp.zeros(num_legs, jnp.int32),
+        jnp.ones(num_legs, bool),
+        jnp.zeros(num_legs, dtype),
+        jnp.zeros(n, bool),
+        jnp.zeros(n, bool),
+    )
+    loop = batched_like((jnp.ones(num_legs, bool), kept, (jnp.zeros(n, bool),) * 4), (states, scene))
+    rounds = (jnp.arange(2), states, jnp.asarray(unused))
+    (_, kept, faults), _ = jax.lax.scan(lambda loop, inputs: (solve_round(loop, inputs), None), loop, rounds)
+    return kept, faults

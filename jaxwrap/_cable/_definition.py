@@ -67,8 +67,11 @@ class CableSettings(eqx.Module):
       docs/cable.md#screen-and-finish); ``"hints"`` starts from the contact hints only,
       as Simbody does (static). With ``"candidates"`` a warm start over a sphere or
       cylinder alone in its leg is also solved in closed form, keeping the previous
-      path's way round (docs/cable.md#warm-starts-in-closed-form); with ``"hints"`` every
-      warm start iterates from the previous path, as Simbody's does.
+      path's way round (docs/cable.md#warm-starts-in-closed-form), and a leg whose
+      warm-started path is no genuine one (the line has left the obstacle, the solver
+      ran out of iterations) is solved again from lifted (docs/cable.md#warm-start-fallback);
+      with ``"hints"`` every warm start iterates from the previous path, as Simbody's
+      does, and reports its failures.
     - `max_winding`: the largest turn (rad) of a curve's tangent, estimated as
       ``arc length × max |normal curvature|`` at its ends; a path that winds more is
       reported as diverged (default 2π, one full turn).

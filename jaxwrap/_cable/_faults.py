@@ -121,8 +121,17 @@ def leg_scores(
 ) -> tuple[Float[Array, " legs"], Bool[Array, " legs"]]:
     """Per leg of a solved carry: its length, and whether it is a genuine taut solution
     (smooth, finite, no neighbour point inside, no failed geodesic, no fault above)."""
+    lengths, genuine, _ = leg_faults(cable, scene, carry)
+    return lengths, genuine
+
+
+def leg_faults(
+    cable: AbstractCableSpan, scene: Scene, carry: SolverCarry
+) -> tuple[Float[Array, " legs"], Bool[Array, " legs"], tuple[Bool[Array, " n"], ...]]:
+    """`leg_scores` and the `path_faults` it found, per obstacle."""
     ev = evaluate(cable, scene, carry.state)
-    runaway, slack, wrong_side, through = path_faults(cable, scene, ev)
+    faults = path_faults(cable, scene, ev)
+    runaway, slack, wrong_side, through = faults
     bad = runaway | slack | wrong_side | through | carry.inside | carry.geodesic_failed
     per_obstacle = jnp.where(ev.neighbours.active, ev.lines.l_in + ev.curves.arc_length, 0.0)
     lengths, faulty = [], []
@@ -132,4 +141,4 @@ def leg_scores(
         faulty.append(jnp.any(bad[idx]))
     lengths = jnp.stack(lengths)
     rough = ~(carry.smoothness <= cable.settings.smoothness_tolerance)  # NaN is rough too
-    return lengths, ~rough & ~jnp.stack(faulty) & jnp.isfinite(lengths)
+    return lengths, ~rough & ~jnp.stack(faulty) & jnp.isfinite(lengths), faults

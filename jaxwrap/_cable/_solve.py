@@ -40,7 +40,7 @@ from .._results import RESULTS, first_failure
 from .._spatial import Transform
 from .._surfaces import AbstractSurface, Geodesic, GeodesicIntegrator
 from .._surfaces._geodesic import frame_curvatures
-from ._candidates import closed_form_warm_state, solve_candidates
+from ._candidates import solve_candidates, solve_warm
 from ._definition import AbstractCableSpan
 from ._faults import path_faults
 from ._geometry import curves_in_ground, evaluate, path_error_jacobian, total_length, variations
@@ -323,11 +323,13 @@ def solve_cable(
         )
     fixed_cable, fixed_poses = jax.lax.stop_gradient((cable, body_poses))
     scene_nodiff = build_scene(fixed_cable, fixed_poses)
+    faults = None  # the path's faults, where the solve found them already
     if warm_start is not None and cable.settings.use_warm_start:
         warm = _warm_state(cable, warm_start)
         if cable.settings.cold_start == "candidates":
-            warm = closed_form_warm_state(fixed_cable, scene_nodiff, warm)
-        carry = run_solver(fixed_cable, scene_nodiff, warm)
+            carry, faults = solve_warm(fixed_cable, scene_nodiff, warm)
+        else:
+            carry = run_solver(fixed_cable, scene_nodiff, warm)
     elif cable.settings.cold_start == "candidates" and cable.obstacles:
         carry = solve_candidates(fixed_cable, scene_nodiff)
     else:
@@ -341,7 +343,9 @@ def solve_cable(
     invalid = ~_valid_input(cable, body_poses)
     length = total_length(ev.curves, ev.neighbours, ev.lines)
     none = jnp.zeros(0, bool)
-    runaway, slack, wrong_side, through = path_faults(cable, scene, ev) if cable.obstacles else (none,) * 4
+    if faults is None:
+        faults = path_faults(cable, scene, ev) if cable.obstacles else (none,) * 4
+    runaway, slack, wrong_side, through = faults
     result = first_failure(
         (invalid, RESULTS.invalid_input),
         (jnp.any(carry.inside), RESULTS.endpoint_inside_obstacle),

@@ -12,7 +12,6 @@ import sys
 
 import jax
 import jax.numpy as jnp
-import jaxlie
 import numpy as np
 import pytest
 
@@ -27,21 +26,9 @@ T_END = 0.03 * (STEPS - 1)
 
 
 def _trajectory_poses(kind, key, t):
-    """`cable_trust`'s random configuration (random SO(3) rotation of the obstacle's body),
-    the body turned by ``t`` times a random angular velocity while its centre crosses
-    the straight line between the end points along a random direction across it: the
-    path is lifted, touches down, wraps and lifts off on the other side."""
-    poses, ends = cable_trust.configuration(kind, key)
-    k_w, k_n = jax.random.split(jax.random.fold_in(key, 1))
-    omega = jax.random.normal(k_w, (3,))
-    u = (ends[1] - ends[0]) / jnp.linalg.norm(ends[1] - ends[0])
-    across = jax.random.normal(k_n, (3,))
-    across = across - jnp.dot(across, u) * u
-    across = across / jnp.linalg.norm(across)
-    on_line = ends[0] + jnp.dot(poses.translation[1] - ends[0], u) * u
-    centre = on_line + (t / T_END - 0.5) * 1.6 * across
-    rotation = poses.rotation[1] @ jaxlie.SO3.exp(t * omega).as_matrix()
-    return jw.Transform(poses.rotation.at[1].set(rotation), poses.translation.at[1].set(centre)), ends
+    """`cable_trust.crossing`: its random configuration, the body turning while its centre
+    crosses the line between the end points (lifted, touchdown, wrap, liftoff)."""
+    return cable_trust.crossing(kind, key, t, T_END)
 
 
 @pytest.fixture(scope="module", params=["sphere", "cylinder"])
