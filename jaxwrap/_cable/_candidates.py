@@ -496,6 +496,26 @@ def choose(
     return _take(cable, carries, _pick(cable, lengths, genuine))
 
 
+def _where_legs(
+    cable: AbstractCableSpan, take: Bool[Array, " legs"], new: SolverCarry, old: SolverCarry
+) -> SolverCarry:
+    """Per leg, `new` where `take` holds, else `old` (per-obstacle fields by their leg)."""
+    on = take[jnp.asarray(cable.leg_of_obstacle(), int)]
+    state = CurveState(
+        tuple(select(on[i], g, k) for i, (g, k) in enumerate(zip(new.state.geodesics, old.state.geodesics))),
+        jnp.where(on, new.state.status, old.state.status),
+        jnp.where(on[:, None], new.state.tracking, old.state.tracking),
+    )
+    return SolverCarry(
+        state,
+        jnp.where(take, new.iterations, old.iterations),
+        jnp.where(take, new.done, old.done),
+        jnp.where(take, new.smoothness, old.smoothness),
+        jnp.where(on, new.inside, old.inside),
+        jnp.where(on, new.geodesic_failed, old.geodesic_failed),
+    )
+
+
 def solve_warm(
     cable: AbstractCableSpan, scene: Scene, state: CurveState
 ) -> tuple[SolverCarry, tuple[Bool[Array, " n"], ...] | None]:
@@ -540,22 +560,10 @@ def solve_warm(
         # genuine (else the continuation's failure stays).
         take = (r == 0) | (restart & genuine)
         restart = jnp.where(r == 0, ~genuine & jnp.asarray(retry), restart)
-        on = take[leg_of]
         carry = dataclasses.replace(carry, iterations=carry.iterations + jnp.where(r == 0, 0, kept.iterations))
-        kept = SolverCarry(
-            CurveState(
-                tuple(select(on[i], g, k) for i, (g, k) in enumerate(zip(carry.state.geodesics, kept.state.geodesics))),
-                jnp.where(on, carry.state.status, kept.state.status),
-                jnp.where(on[:, None], carry.state.tracking, kept.state.tracking),
-            ),
-            jnp.where(take, carry.iterations, kept.iterations),
-            jnp.where(take, carry.done, kept.done),
-            jnp.where(take, carry.smoothness, kept.smoothness),
-            jnp.where(on, carry.inside, kept.inside),
-            jnp.where(on, carry.geodesic_failed, kept.geodesic_failed),
-        )
+        on = take[leg_of]
         kept_faults = tuple(jnp.where(on, f, k) for f, k in zip(faults, kept_faults))
-        return restart, kept, kept_faults
+        return restart, _where_legs(cable, take, carry, kept), kept_faults
 
     # Placeholders of the carry's shapes; the first round replaces them.
     kept = SolverCarry(

@@ -25,15 +25,11 @@ NUM, STEPS = 24, 40
 T_END = 0.03 * (STEPS - 1)
 
 
-def _trajectory_poses(kind, key, t):
-    """`cable_trust.crossing`: its random configuration, the body turning while its centre
-    crosses the line between the end points (lifted, touchdown, wrap, liftoff)."""
-    return cable_trust.crossing(kind, key, t, T_END)
-
-
 @pytest.fixture(scope="module", params=["sphere", "cylinder"])
 def sweep(request):
-    """Per trajectory and step: the default warm solve from the previous default path, and
+    """Per trajectory of `cable_trust.crossing` (its random configuration, the body
+    turning while its centre crosses the line between the end points: lifted, touchdown,
+    wrap, liftoff) and step: the default warm solve from the previous default path, and
     Simbody's iterative warm solve from that same previous path."""
     kind = request.param
     base = cable_trust.cable(kind, **TIGHT)
@@ -42,13 +38,13 @@ def sweep(request):
     @jax.jit
     @jax.vmap
     def run(key):
-        poses, ends = _trajectory_poses(kind, key, times[0])
+        poses, ends = cable_trust.crossing(kind, key, times[0], T_END)
         default = cable_trust._with_ends(base, ends)
         hints = default.with_settings(cold_start="hints")
         first = jw.solve_cable(default, poses)
 
         def step(state, t):
-            poses, _ = _trajectory_poses(kind, key, t)
+            poses, _ = cable_trust.crossing(kind, key, t, T_END)
             closed = jw.solve_cable(default, poses, warm_start=state)
             iterated = jw.solve_cable(hints, poses, warm_start=state)
             out = lambda p: (p.length, p.result._value, p.in_contact[0], p.num_iterations, p.smoothness)  # noqa: E731
