@@ -314,3 +314,83 @@ def lane_cond(pred: Bool[Array, ""], fn: Callable[..., PyTree], *operands) -> Py
         return result, jax.tree.map(lambda _: True, result)
 
     return run(jnp.asarray(pred), tuple(operands))
+
+
+#: `stack_where` evaluates its lanes in chunks of at most this many.
+STACK_WHERE_CHUNK = 256
+
+
+def stack_where(
+    fn: Callable[[PyTree, PyTree], PyTree], mask: Bool[Array, " K"], stacked: PyTree, shared: PyTree
+) -> PyTree:
+    """``fn(stacked[k], shared)`` for each slot ``k`` of a stack (leading axis ``K`` of
+    `mask` and of every leaf of `stacked`) where ``mask[k]`` holds, zeros (of its output's
+    shapes) elsewhere; `fn` runs only on those slots.
+
+    Under `jax.vmap` over ``B`` stacks the ``B·K`` slots are one batch: the slots where
+    `mask` holds are gathered, `STACK_WHERE_CHUNK` at a time, and `fn` runs on those
+    alone, so a batch pays for the slots it uses rather than for ``K`` per element
+    (docs/performance.md#scoring-the-slots-that-ran). `fn` must be a function of its
+    arguments alone (it may not close over traced values); it is traced once.
+    """
+    K = mask.shape[0]
+    slot = jax.tree.map(lambda x: jax.ShapeDtypeStruct(jnp.shape(x)[1:], jnp.result_type(x)), stacked)
+    common = jax.tree.map(lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)), shared)
+    closed, out = jax.make_jaxpr(fn, return_shape=True)(slot, common)
+    out_tree = jax.tree.structure(out)
+
+    def run(s, sh):
+        leaves = jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *jax.tree.leaves((s, sh)))
+        return jax.tree.unflatten(out_tree, leaves)
+
+    @jax.custom_batching.custom_vmap
+    def apply(mask, stacked, shared):
+        return _compacted_map(run, out, mask, stacked, shared, None, K)
+
+    @apply.def_vmap
+    def _batched(axis_size, in_batched, mask, stacked, shared):
+        mask_b, stacked_b, shared_b = in_batched
+
+        def lanes(x, is_batched):  # (B, K, ...) -> (B·K, ...), lane b·K + k
+            x = x if is_batched else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))
+            return x.reshape(axis_size * K, *x.shape[2:])
+
+        flat = _compacted_map(
+            run, out, lanes(mask, mask_b), jax.tree.map(lanes, stacked, stacked_b), shared, shared_b, axis_size * K
+        )
+        result = jax.tree.map(lambda x: x.reshape(axis_size, K, *x.shape[1:]), flat)
+        return result, jax.tree.map(lambda _: True, result)
+
+    return apply(mask, stacked, shared)
+
+
+def _compacted_map(run, out, mask, lanes, shared, shared_batched, size: int) -> PyTree:
+    """`stack_where`'s loop over `size` lanes: the lanes where `mask` holds, in order, a
+    chunk at a time; `shared` leaves marked in `shared_batched` have one row per
+    ``size // len(...)`` consecutive lanes (one per stack), the others are common."""
+    chunk = min(size, STACK_WHERE_CHUNK)
+    order = jnp.argsort(~mask, stable=True)
+    count = jnp.sum(mask)
+    result = jax.tree.map(lambda s: jnp.zeros((size, *s.shape), s.dtype), out)
+    # Per shared leaf, the number of consecutive lanes that share one of its rows (0:
+    # one value for every lane).
+    if shared_batched is None:
+        per_stack = jax.tree.map(lambda _: 0, shared)
+    else:
+        per_stack = jax.tree.map(lambda x, b: size // x.shape[0] if b else 0, shared, shared_batched)
+    axes = jax.tree.map(lambda k: None if k == 0 else 0, per_stack)
+
+    def body(loop):
+        start, result = loop
+        position = start + jnp.arange(chunk)
+        ids = jax.lax.dynamic_slice(jnp.concatenate([order, jnp.zeros(chunk, order.dtype)]), (start,), (chunk,))
+        ids = jnp.where(position < count, ids, size)  # past the last lane: dropped below
+        safe = jnp.minimum(ids, size - 1)
+        s = jax.tree.map(lambda x: x[safe], lanes)
+        sh = jax.tree.map(lambda x, k: x if k == 0 else x[safe // k], shared, per_stack)
+        values = jax.vmap(run, in_axes=(0, axes))(s, sh)
+        result = jax.tree.map(lambda r, v: r.at[ids].set(v, mode="drop"), result, values)
+        return start + chunk, result
+
+    _, result = jax.lax.while_loop(lambda loop: loop[0] < count, body, (jnp.zeros((), count.dtype), result))
+    return result

@@ -57,7 +57,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
-from .._misc import any_lane, batched_like, safe_normalize
+from .._misc import any_lane, batched_like, safe_normalize, stack_where
 from .._surfaces import Cylinder, Sphere
 from ._definition import AbstractCableSpan
 from ._faults import leg_faults, leg_scores
@@ -315,6 +315,23 @@ def _with_accuracy(cable: AbstractCableSpan, accuracy) -> AbstractCableSpan:
     return eqx.tree_at(lambda c: c.settings.curve_segment_accuracy, cable, accuracy)
 
 
+def score_slots(
+    cable: AbstractCableSpan, scene: Scene, carries: SolverCarry, frozen: Bool[Array, "K legs"]
+) -> tuple[Float[Array, "K legs"], Bool[Array, "K legs"]]:
+    """`leg_scores` of a round's stack of carries (leading axis: slots), genuine only on
+    the legs that were solved (not `frozen`). Only the slots with a leg solved are
+    scored (`stack_where`; under `vmap` the batch's slots are gathered): the others'
+    lengths are 0 and never genuine (docs/performance.md#scoring-the-slots-that-ran)."""
+    dyn, static = eqx.partition(cable, eqx.is_array)
+
+    def score(carry, shared):
+        d, sc = shared
+        return leg_scores(eqx.combine(d, static), sc, carry)
+
+    lengths, genuine = stack_where(score, ~jnp.all(frozen, axis=-1), carries, (dyn, scene))
+    return lengths, genuine & ~frozen
+
+
 def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
     """The candidate cold start: the rounds of `_schedule` in turn, each leg frozen once it
     is `settled`, then per leg the best (`choose`). Where a leg has numerically shot
@@ -326,7 +343,6 @@ def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
     if numeric_legs.any():
         return _screen_and_finish(cable, scene, states, unused, by_agreement, numeric_legs)
     R, K, num_legs = unused.shape
-    score = jax.vmap(lambda c: leg_scores(cable, scene, c))
     straight = straight_lengths(scene)
     dtype = scene.origin.dtype
 
@@ -334,8 +350,7 @@ def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
         r, states, unused = inputs
         frozen = settled(cable, scores, by_agreement, straight=straight)[None, :] | unused
         carries = run_solver_stack(cable, scene, states, frozen)
-        lengths, genuine = score(carries)
-        genuine = genuine & ~frozen
+        lengths, genuine = score_slots(cable, scene, carries, frozen)
         scores = jax.lax.dynamic_update_slice(scores, jnp.where(genuine, lengths, jnp.inf), (r * K, 0))
         return scores, (carries, lengths, genuine)
 
@@ -379,9 +394,6 @@ def _screen_and_finish(
     all_unused = np.concatenate([unused, finish_unused])
     all_states = jax.tree.map(lambda x: jnp.concatenate([x, x[:1]]), states)
 
-    def score(c, carries):
-        return jax.vmap(lambda carry: leg_scores(c, scene, carry))(carries)
-
     def solve_round(loop, inputs):
         scores, best, best_length, best_genuine = loop
         r, states, unused = inputs
@@ -402,8 +414,7 @@ def _screen_and_finish(
         kept = dataclasses.replace(best.state, status=jnp.where(stale, STALE, best.state.status))
         start = jax.tree.map(lambda x, k: x.at[0].set(jnp.where(finishing, k, x[0])), states, kept)
         carries = run_solver_stack(c, scene, start, frozen)
-        lengths, genuine = score(c, carries)
-        genuine = genuine & ~frozen
+        lengths, genuine = score_slots(c, scene, carries, frozen)
         updated = jax.lax.dynamic_update_slice(
             scores, jnp.where(genuine, lengths, jnp.inf), (jnp.minimum(r, R - 1) * K, 0)
         )

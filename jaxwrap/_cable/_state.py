@@ -80,25 +80,42 @@ def initial_state(
 def _plain_starts(
     surface,
     X_GS: Transform,
-    hints: Float[Array, "S 3"],
+    feet: Float[Array, "S 3"],
     unhinted: Bool[Array, " S"],
     origin: Float[Array, "3"],
     direction: Float[Array, "3"],
-    none_hinted: bool,
 ) -> Geodesic:
     """One obstacle's ``S`` hinted or lifted starts: zero-length geodesics at the hints'
-    orthogonal foot points (Simbody's `projectDownhillToNearestPoint`; its neighbours see
-    that point until it is first shot), or where `unhinted`, at the projection of the
-    cable's origin; all heading along the cable's start direction, a placeholder tangent.
-    With `none_hinted` (static) no foot point is computed."""
+    orthogonal foot points `feet` (Simbody's `projectDownhillToNearestPoint`; its
+    neighbours see that point until it is first shot), or where `unhinted`, at the
+    projection of the cable's origin; all heading along the cable's start direction, a
+    placeholder tangent."""
     X_SG = X_GS.inverse()
-    lifted_anchor = jnp.broadcast_to(X_SG.apply(origin), hints.shape)
-    if none_hinted:
-        anchor = lifted_anchor
-    else:
-        foot = jax.vmap(surface.project_downhill)(hints)
-        anchor = jnp.where(unhinted[:, None], lifted_anchor, foot)
+    anchor = jnp.where(unhinted[:, None], X_SG.apply(origin), feet)
     return jax.vmap(surface.zero_length_geodesic, in_axes=(0, None))(anchor, X_SG.rotate(direction))
+
+
+def _hinted_feet(
+    surfaces: Sequence, hints: Sequence[Float[Array, "S 3"]], unhinted: np.ndarray
+) -> list[Float[Array, "S 3"]]:
+    """Per obstacle, the foot points (`project_downhill`) of its hints, shape (S, 3): only
+    the starts that use their hint are projected (the static mask `unhinted` (S, n)
+    drops the rest, zeros in the result), since the projection is an iteration that
+    runs as long as its slowest point; obstacles of one kind with as many hinted starts
+    share one `vmap`."""
+    num, n = unhinted.shape
+    used = [np.flatnonzero(~unhinted[:, i]) for i in range(n)]
+    projected = [i for i in range(n) if len(used[i])]
+    feet = map_by_kind(
+        lambda surface, h, _count: jax.vmap(surface.project_downhill)(h),
+        [surfaces[i] for i in projected],
+        [hints[i][used[i]] for i in projected],
+        static=[len(used[i]) for i in projected],
+    )
+    out = [jnp.zeros((num, 3), h.dtype) for h in hints]
+    for i, foot in zip(projected, feet):
+        out[i] = out[i].at[used[i]].set(foot)
+    return out
 
 
 def lifted_placeholder(hint: Float[Array, "3"] | None) -> Float[Array, "3"]:
@@ -169,20 +186,20 @@ def initial_states(
     exact = np.zeros_like(lifted) if exact is None else exact
     unhinted = lifted | exact  # starts that ignore the hint's foot point
     status = jnp.asarray(np.where(lifted, LIFTED, INITIAL_GUESS), dtype=jnp.int32).reshape(lifted.shape)
-    # The hinted and lifted starts of obstacles of one surface kind (and one static hint
-    # pattern) are built by one `vmap` over those obstacles: their foot-point Newton loops
-    # are traced and compiled once per kind (docs/performance.md#obstacles-of-one-kind).
+    # The hinted and lifted starts of obstacles of one surface kind are built by one `vmap`
+    # over those obstacles, and so are their foot points (`_hinted_feet`): each kind's
+    # foot-point Newton loop is traced and compiled once
+    # (docs/performance.md#obstacles-of-one-kind).
     direction = scene.termination - scene.origin
     n = len(cable.obstacles)
+    surfaces = [o.surface for o in cable.obstacles]
+    feet = _hinted_feet(surfaces, [h.astype(dtype) for h in hints], unhinted)
     geodesics = map_by_kind(
-        lambda surface, X_GS, hint, mask, none_hinted: _plain_starts(
-            surface, X_GS, hint, mask, scene.origin, direction, none_hinted
-        ),
-        [o.surface for o in cable.obstacles],
+        lambda surface, X_GS, foot, mask: _plain_starts(surface, X_GS, foot, mask, scene.origin, direction),
+        surfaces,
         [scene.X_GS[i] for i in range(n)],
-        [hints[i].astype(dtype) for i in range(n)],
+        feet,
         [jnp.asarray(unhinted[:, i]) for i in range(n)],
-        static=[bool(unhinted[:, i].all()) for i in range(n)],
     )
     exact_tracking = {}
     for i in range(n):

@@ -55,6 +55,10 @@ class Cylinder(AbstractSurface):
         del num_iterations
         return self._radial(x) * self.radius + x[2] * jnp.array([0, 0, 1], x.dtype)
 
+    def project_downhill(self, q: Float[Array, "3"]) -> Float[Array, "3"]:
+        """The orthogonal foot point: on a cylinder the radial projection (`project`)."""
+        return self.project(q)
+
     def _radial(self, x):
         return safe_normalize(x * jnp.array([1, 1, 0], x.dtype), jnp.asarray(_X, x.dtype))
 

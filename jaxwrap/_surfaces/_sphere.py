@@ -52,6 +52,10 @@ class Sphere(AbstractSurface):
         del num_iterations
         return self.radius * safe_normalize(x, jnp.asarray(_X, x.dtype))
 
+    def project_downhill(self, q: Float[Array, "3"]) -> Float[Array, "3"]:
+        """The orthogonal foot point: on a sphere the radial projection (`project`)."""
+        return self.project(q)
+
     def _start(self, point, tangent):
         n = safe_normalize(point, jnp.asarray(_X, point.dtype))
         return n, darboux_frame(n, tangent)[:, 0]

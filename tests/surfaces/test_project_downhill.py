@@ -40,3 +40,18 @@ def test_orthogonal_foot_point(surface):
     np.testing.assert_allclose(jnp.cross(q - x, n), 0.0, atol=1e-12)
     if isinstance(surface, (js.Sphere, js.Cylinder)):  # there it is the radial projection
         np.testing.assert_allclose(x, jax.vmap(surface.project)(q), atol=1e-13)
+
+
+@pytest.mark.parametrize("surface", [js.Sphere(0.3), js.Cylinder(0.25)], ids=["sphere", "cylinder"])
+def test_closed_form_foot_is_simbodys_iteration(surface):
+    """The sphere's and cylinder's closed-form foot point is where Simbody's iteration
+    (the generic damped Newton of `AbstractSurface`) ends wherever that reaches the
+    surface; deep inside, near a cylinder's axis, its 31 bounded steps can stop short."""
+    rng = np.random.default_rng(1)
+    q = rng.normal(size=(64, 3))
+    q = q * rng.uniform(0.05, 2.0, size=(64, 1)) / np.linalg.norm(q, axis=-1, keepdims=True)
+    generic = jax.jit(jax.vmap(lambda x: js.AbstractSurface.project_downhill(surface, x)))(jnp.asarray(q))
+    reached = np.abs(jax.vmap(surface.implicit)(generic)) <= 1e-13
+    assert reached.mean() > 0.9
+    closed = jax.vmap(surface.project_downhill)(jnp.asarray(q))
+    np.testing.assert_allclose(closed[reached], generic[reached], atol=1e-14)
