@@ -369,7 +369,8 @@ def _compacted_map(run, out, mask, lanes, shared, shared_batched, size: int) -> 
     chunk at a time; `shared` leaves marked in `shared_batched` have one row per
     ``size // len(...)`` consecutive lanes (one per stack), the others are common."""
     chunk = min(size, STACK_WHERE_CHUNK)
-    order = jnp.argsort(~mask, stable=True)
+    # The lanes where `mask` holds first, in order; padded so that every chunk is a slice.
+    order = jnp.concatenate([jnp.argsort(~mask, stable=True), jnp.zeros(chunk, jnp.int32)])
     count = jnp.sum(mask)
     result = jax.tree.map(lambda s: jnp.zeros((size, *s.shape), s.dtype), out)
     # Per shared leaf, the number of consecutive lanes that share one of its rows (0:
@@ -383,7 +384,7 @@ def _compacted_map(run, out, mask, lanes, shared, shared_batched, size: int) -> 
     def body(loop):
         start, result = loop
         position = start + jnp.arange(chunk)
-        ids = jax.lax.dynamic_slice(jnp.concatenate([order, jnp.zeros(chunk, order.dtype)]), (start,), (chunk,))
+        ids = jax.lax.dynamic_slice(order, (start,), (chunk,))
         ids = jnp.where(position < count, ids, size)  # past the last lane: dropped below
         safe = jnp.minimum(ids, size - 1)
         s = jax.tree.map(lambda x: x[safe], lanes)
