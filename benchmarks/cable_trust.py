@@ -117,6 +117,30 @@ def _with_ends(c, ends):
     return jw.CableSpan(0, ends[0], 0, ends[1], c.obstacles, c.via_points, c.elements, c.settings)
 
 
+def crossing_trajectories(kind: str, base: jw.CableSpan, keys, times, step):
+    """Per key, a `crossing` trajectory over `times` (its last one the crossing's end): the
+    default path (`base`'s settings, the key's end points) solved cold at the first time,
+    then ``step(default, hints, poses, state) -> (next state, outputs)`` at each later
+    one, from the previous state (`hints`: the same cable with ``cold_start="hints"``).
+    Returns the outputs stacked per key and step."""
+
+    @jax.jit
+    @jax.vmap
+    def run(key):
+        poses, ends = crossing(kind, key, times[0], times[-1])
+        default = _with_ends(base, ends)
+        hints = default.with_settings(cold_start="hints")
+        first = jw.solve_cable(default, poses)
+
+        def scan_step(state, t):
+            poses, _ = crossing(kind, key, t, times[-1])
+            return step(default, hints, poses, state)
+
+        return jax.lax.scan(scan_step, first.state, times[1:])[1]
+
+    return run(keys)
+
+
 def reference_states(c: jw.CableSpan, scene):
     """A broader set of starts than the solver's own, for the reference shortest path: the
     hints, every obstacle lifted, and for every obstacle 8 starts at equal angles around its

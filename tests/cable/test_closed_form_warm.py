@@ -33,27 +33,15 @@ def sweep(request):
     Simbody's iterative warm solve from that same previous path."""
     kind = request.param
     base = cable_trust.cable(kind, **TIGHT)
-    times = 0.03 * jnp.arange(STEPS)
 
-    @jax.jit
-    @jax.vmap
-    def run(key):
-        poses, ends = cable_trust.crossing(kind, key, times[0], T_END)
-        default = cable_trust._with_ends(base, ends)
-        hints = default.with_settings(cold_start="hints")
-        first = jw.solve_cable(default, poses)
-
-        def step(state, t):
-            poses, _ = cable_trust.crossing(kind, key, t, T_END)
-            closed = jw.solve_cable(default, poses, warm_start=state)
-            iterated = jw.solve_cable(hints, poses, warm_start=state)
-            out = lambda p: (p.length, p.result._value, p.in_contact[0], p.num_iterations, p.smoothness)  # noqa: E731
-            return closed.state, (out(closed), out(iterated))
-
-        return jax.lax.scan(step, first.state, times[1:])[1]
+    def step(default, hints, poses, state):
+        closed = jw.solve_cable(default, poses, warm_start=state)
+        iterated = jw.solve_cable(hints, poses, warm_start=state)
+        out = lambda p: (p.length, p.result._value, p.in_contact[0], p.num_iterations, p.smoothness)  # noqa: E731
+        return closed.state, (out(closed), out(iterated))
 
     keys = jax.random.split(jax.random.PRNGKey(3), NUM)
-    closed, iterated = run(keys)
+    closed, iterated = cable_trust.crossing_trajectories(kind, base, keys, 0.03 * jnp.arange(STEPS), step)
     return kind, jax.tree.map(np.asarray, closed), jax.tree.map(np.asarray, iterated)
 
 

@@ -36,28 +36,17 @@ def sweep(request):
     default cold solve."""
     kind = request.param
     base = cable_trust.cable(kind, **TIGHT)
-    times = 0.03 * jnp.arange(STEPS)
 
-    @jax.jit
-    @jax.vmap
-    def run(key):
-        poses, ends = cable_trust.crossing(kind, key, times[0], T_END)
-        default = cable_trust._with_ends(base, ends)
-        hints = default.with_settings(cold_start="hints")
-        first = jw.solve_cable(default, poses)
-
-        def step(state, t):
-            poses, _ = cable_trust.crossing(kind, key, t, T_END)
-            warm = jw.solve_cable(default, poses, warm_start=state)
-            continued = jw.solve_cable(hints, poses, warm_start=state)
-            cold = jw.solve_cable(default, poses)
-            out = lambda p: (p.length, p.result._value, p.in_contact[0])  # noqa: E731
-            return warm.state, (out(warm), out(continued), out(cold), state)
-
-        return jax.lax.scan(step, first.state, times[1:])[1]
+    def step(default, hints, poses, state):
+        warm = jw.solve_cable(default, poses, warm_start=state)
+        continued = jw.solve_cable(hints, poses, warm_start=state)
+        cold = jw.solve_cable(default, poses)
+        out = lambda p: (p.length, p.result._value, p.in_contact[0])  # noqa: E731
+        return warm.state, (out(warm), out(continued), out(cold), state)
 
     keys = jax.random.split(jax.random.PRNGKey(3), NUM)
-    return kind, jax.tree.map(np.asarray, run(keys))
+    runs = cable_trust.crossing_trajectories(kind, base, keys, 0.03 * jnp.arange(STEPS), step)
+    return kind, jax.tree.map(np.asarray, runs)
 
 
 def test_restarts_turn_failed_continuations_into_genuine_paths(sweep):
