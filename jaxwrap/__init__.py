@@ -45,6 +45,7 @@ from ._io._mjcf import (
 from ._io._osim import load_osim as load_osim
 from ._kinematics import (
     PiecewiseCubic as PiecewiseCubic,
+    Polynomial as Polynomial,
     RobotModel as RobotModel,
     RobotModelBuilder as RobotModelBuilder,
     body_velocities as body_velocities,

@@ -132,6 +132,15 @@ def positive_or_one(x: Float[Array, "*batch"]) -> Float[Array, "*batch"]:
 
 
 # ---------------------------------------------------------------------------- rotations
+def segment_nearest_to_origin(a: Float[Array, " d"], b: Float[Array, " d"]) -> Float[Array, " d"]:
+    """The point of the segment from `a` to `b` nearest the origin (an end point where the
+    foot of the perpendicular lies beyond it; `a` where the two coincide)."""
+    d = b - a
+    dd = jnp.dot(d, d)
+    t = jnp.clip(-jnp.dot(a, d) / jnp.where(dd > 0, dd, 1.0), 0.0, 1.0)
+    return a + t * d
+
+
 def skew(w: Real[ArrayLike, "*batch 3"] | Sequence) -> Float[Array, "*batch 3 3"]:
     """Cross-product matrix: ``skew(w) @ v == cross(w, v)``."""
     w = as_float_array(w)

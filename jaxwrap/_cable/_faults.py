@@ -14,7 +14,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float
 
-from .._misc import safe_normalize
+from .._misc import safe_normalize, segment_nearest_to_origin
 from ._definition import AbstractCableSpan
 from ._geometry import Evaluation, evaluate
 from ._solver import SolverCarry
@@ -36,13 +36,14 @@ def side_faults(
     line between the obstacle's neighbours would. Both are False for an obstacle without
     a side.
 
-    In S (with `AbstractSurface.across` applied), with ``u`` the unit direction from the
-    obstacle's previous path point ``a`` to its next ``b`` and ``s`` the side point, the
-    path passes on the side of ``s`` when its angular momentum about the origin agrees
-    with that of a line along ``u`` through ``s``: ``L·(s × u) >= 0``, where ``L`` is
-    ``a × u`` for the straight line (this is MuJoCo's test ``nearest·s >= 0`` of the
-    line's point nearest the centre) and ``P × t_P + Q × t_Q`` for a curve in contact,
-    which keeps its sign for wraps of more than half a turn where the contact points
+    In S (with `AbstractSurface.across` applied), with ``a`` and ``b`` the obstacle's
+    previous and next path points and ``s`` the side point: the straight segment from
+    ``a`` to ``b`` passes on the side of ``s`` when its point nearest the origin does,
+    ``nearest·s >= 0`` (MuJoCo's test; a segment that ends before the foot of the
+    perpendicular is judged by its end, docs/cable.md#wrap-side); a curve in contact
+    when its angular momentum about the origin agrees with that of a line along
+    ``u = (b - a)/|b - a|`` through ``s``: ``(P × t_P + Q × t_Q)·(s × u) >= 0``, which
+    keeps its sign for wraps of more than half a turn where the contact points
     themselves swing past the centre."""
     c, lines, active = evaluation.curves, evaluation.lines, evaluation.neighbours.active
     wrong, line_wrong = [], []
@@ -54,10 +55,11 @@ def side_faults(
         X_SG, across = scene.X_GS[i].inverse(), obstacle.surface.across
         a, b = across(X_SG.apply(lines.prev_point[i])), across(X_SG.apply(lines.next_point[i]))
         u = safe_normalize(b - a, jnp.zeros_like(a))
-        w = jnp.cross(across(obstacle.side.astype(a.dtype)), u)
+        s = across(obstacle.side.astype(a.dtype))
+        w = jnp.cross(s, u)
         P, Q = across(X_SG.apply(c.P[i])), across(X_SG.apply(c.Q[i]))
         t_P, t_Q = across(X_SG.rotate(c.R_GP[i, :, 0])), across(X_SG.rotate(c.R_GQ[i, :, 0]))
-        line_ok = _on_side(jnp.cross(a, u), w)
+        line_ok = _on_side(segment_nearest_to_origin(a, b), s)
         curve_ok = _on_side(jnp.cross(P, t_P) + jnp.cross(Q, t_Q), w)
         wrong.append(~jnp.where(active[i], curve_ok, line_ok))
         line_wrong.append(~line_ok)

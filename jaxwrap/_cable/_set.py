@@ -711,7 +711,7 @@ def _sum_pairs(targets: np.ndarray, values: Array, n: int, nv: int, dtype) -> Ar
 def _leg_table(groups: list[_Group], n: int) -> np.ndarray:
     """Static (n cables, most legs) indices into the legs of ``groups`` in order, each
     cable's legs then padding pointing one past the last leg (a zero row)."""
-    order = np.concatenate([group.owners for group in groups]).tolist()
+    order = np.concatenate([np.zeros(0, int), *(group.owners for group in groups)]).tolist()
     rows = [[k for k, owner in enumerate(order) if owner == i] for i in range(n)]
     width = max([len(r) for r in rows] + [1])
     return np.array([r + [len(order)] * (width - len(r)) for r in rows], dtype=int)

@@ -34,7 +34,7 @@ import numpy as np
 
 from .._cable import CableSet, CableSettings, CableSpan
 from .._kinematics import RobotModel
-from .._kinematics._functions import PiecewiseCubic
+from .._kinematics._functions import CoordinateFunction, PiecewiseCubic, Polynomial
 from .._kinematics._spec import WORLD, ModelSpec
 from .._spatial import Transform
 from .._surfaces import Cylinder, Ellipsoid, Sphere, Torus
@@ -72,12 +72,13 @@ def _frame_in_body(frame) -> tuple[str, np.ndarray]:
     return frame.findBaseFrame().getName(), _simtk_pose(frame.findTransformInBaseFrame())
 
 
-_FUNCTIONS = "Constant, LinearFunction, SimmSpline, PiecewiseLinearFunction, MultiplierFunction"
+_FUNCTIONS = "Constant, LinearFunction, SimmSpline, PiecewiseLinearFunction, PolynomialFunction, MultiplierFunction"
 
 
-def _function(osim, function, label: str) -> PiecewiseCubic:
-    """An OpenSim function of one variable as a `PiecewiseCubic`, checked against
-    OpenSim's own ``calcValue`` at its knots, between them and beyond them."""
+def _function(osim, function, label: str) -> CoordinateFunction:
+    """An OpenSim function of one variable as a `PiecewiseCubic` (a `Polynomial` for a
+    ``PolynomialFunction``), checked against OpenSim's own ``calcValue`` at its knots,
+    between them and beyond them (a polynomial over [-4, 4])."""
     kind = function.getConcreteClassName()
     if kind == "Constant":
         f = PiecewiseCubic.constant(osim.Constant.safeDownCast(function).getValue())
@@ -93,13 +94,23 @@ def _function(osim, function, label: str) -> PiecewiseCubic:
             f = make(x, y)
         except ValueError as error:
             raise ValueError(f"{label}: {error}") from None
+    elif kind == "PolynomialFunction":
+        # Highest order first, as OpenSim stores (and evaluates) them.
+        coefficients = osim.PolynomialFunction.safeDownCast(function).getCoefficients()
+        try:
+            f = Polynomial.of([coefficients.get(i) for i in range(coefficients.size())])
+        except ValueError as error:
+            raise ValueError(f"{label}: {error}") from None
     elif kind == "MultiplierFunction":
         multiplier = osim.MultiplierFunction.safeDownCast(function)
         f = _function(osim, multiplier.getFunction(), label).scaled(multiplier.getScale())
     else:
         raise ValueError(f"{label}: a {kind} is not supported ({_FUNCTIONS} are)")
-    knots = np.asarray(f.knots)
-    samples = np.concatenate([knots, (knots[1:] + knots[:-1]) / 2, [knots[0] - 0.5, knots[-1] + 0.5]])
+    if isinstance(f, Polynomial):
+        samples = np.linspace(-4.0, 4.0, 17)
+    else:
+        knots = np.asarray(f.knots)
+        samples = np.concatenate([knots, (knots[1:] + knots[:-1]) / 2, [knots[0] - 0.5, knots[-1] + 0.5]])
     ours = np.asarray(f(samples))
     theirs = np.array([function.calcValue(osim.Vector(1, float(x))) for x in samples])
     if not np.allclose(ours, theirs, rtol=1e-9, atol=1e-12):
@@ -116,7 +127,7 @@ class _Axis(NamedTuple):
     label: str
     coordinate: str | None
     axis: np.ndarray
-    function: PiecewiseCubic
+    function: CoordinateFunction
     slope: float | None  # ±1 when the function is q ↦ ±q + intercept
     intercept: float
 

@@ -1,7 +1,11 @@
 """Kinematic tree models: joints, `RobotModel` and its free functions, the builder."""
 
 from ._builder import RobotModelBuilder as RobotModelBuilder
-from ._functions import PiecewiseCubic as PiecewiseCubic
+from ._functions import (
+    CoordinateFunction as CoordinateFunction,
+    PiecewiseCubic as PiecewiseCubic,
+    Polynomial as Polynomial,
+)
 from ._model import (
     RobotModel as RobotModel,
     body_velocities as body_velocities,

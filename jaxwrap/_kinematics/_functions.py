@@ -12,6 +12,11 @@ extended linearly outside the knots with the end slopes ``b_0`` and ``b_{n-1}`` 
 OpenSim's ``SimmSpline`` and ``PiecewiseLinearFunction`` extrapolate). Constants, linear
 functions and splines are all of this form, so a model's functions are one pytree type
 with array leaves: they batch, and gradients reach the spline values.
+
+A `Polynomial` (OpenSim's ``PolynomialFunction``, e.g. the knee of Rajagopal, Lai and
+Uhlrich's 2023 model: quartics of the knee angle) has no knots and is not linear beyond
+any range, so it is a type of its own with the same interface (``f(x)``,
+`derivative`, `scaled`); `CoordinateFunction` is either.
 """
 
 from __future__ import annotations
@@ -119,6 +124,46 @@ class PiecewiseCubic(eqx.Module):
     def scaled(self, factor: float) -> PiecewiseCubic:
         """``factor * f`` (OpenSim's ``MultiplierFunction``)."""
         return PiecewiseCubic(self.knots, factor * self.y, factor * self.b, factor * self.c, factor * self.d)
+
+
+class Polynomial(eqx.Module):
+    """``f(x) = a_0 x^(n-1) + ... + a_(n-2) x + a_(n-1)``: coefficients from the highest
+    order to the lowest (OpenSim's ``PolynomialFunction`` and `numpy.polyval`), valid
+    for every ``x`` (no extension beyond a range). Build with `Polynomial.of`."""
+
+    coefficients: Float[Array, " n"]
+
+    @classmethod
+    def of(cls, coefficients) -> Polynomial:
+        a = np.asarray(coefficients, dtype=float)
+        if a.ndim != 1 or len(a) == 0:
+            raise ValueError(f"Polynomial: needs a 1-D list of at least one coefficient, got shape {a.shape}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"Polynomial: coefficients must be finite, got {a.tolist()}")
+        return cls(jnp.asarray(a, dtype=jnp.result_type(float)))
+
+    def __call__(self, x: Float[ArrayLike, "..."]) -> Float[Array, "..."]:
+        x = jnp.asarray(x)
+        value = jnp.zeros_like(x, dtype=jnp.result_type(x, self.coefficients))
+        for k in range(self.coefficients.shape[0]):  # Horner; the degree is static
+            value = value * x + self.coefficients[k]
+        return value
+
+    def derivative(self, x: Float[ArrayLike, "..."]) -> Float[Array, "..."]:
+        """``f'(x)``."""
+        n = self.coefficients.shape[0]
+        if n == 1:
+            return jnp.zeros_like(jnp.asarray(x), dtype=jnp.result_type(x, self.coefficients))
+        powers = jnp.arange(n - 1, 0, -1, dtype=self.coefficients.dtype)
+        return Polynomial(self.coefficients[:-1] * powers)(x)
+
+    def scaled(self, factor: float) -> Polynomial:
+        """``factor * f`` (OpenSim's ``MultiplierFunction``)."""
+        return Polynomial(factor * self.coefficients)
+
+
+#: What a coupled joint or a moving point moves by: a function of one coordinate.
+CoordinateFunction = PiecewiseCubic | Polynomial
 
 
 def _points(x, y, minimum: int, what: str) -> tuple[np.ndarray, np.ndarray]:

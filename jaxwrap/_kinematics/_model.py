@@ -36,7 +36,7 @@ from jaxtyping import Array, ArrayLike, Float, Int, PRNGKeyArray, Real
 from .._io._urdf import read_urdf
 from .._misc import as_float_array, unskew
 from .._spatial import Transform
-from ._functions import PiecewiseCubic
+from ._functions import CoordinateFunction
 from ._joints import JOINT_KINDS, rotation_about_axis
 from ._spec import ModelSpec
 
@@ -52,8 +52,9 @@ class RobotModel(eqx.Module):
     ``body_inertias`` (about the centre of mass, body frame), and the joint limits
     ``lower_position_limit`` / ``upper_position_limit`` (nq), ``velocity_limit`` /
     ``effort_limit`` (nv), with ``inf`` where a coordinate is unbounded; and
-    ``joint_functions``, the `PiecewiseCubic` of each coupled joint, whose (body, source
-    body) pairs are the static ``couplings`` (docs/kinematics.md#coupled-joints).
+    ``joint_functions``, the function (a `CoordinateFunction`) of each coupled joint,
+    whose (body, source body) pairs are the static ``couplings``
+    (docs/kinematics.md#coupled-joints).
     """
 
     joint_placements: Transform
@@ -75,7 +76,7 @@ class RobotModel(eqx.Module):
     body_v_starts: tuple[int, ...] = eqx.field(static=True)
     nq: int = eqx.field(static=True)
     nv: int = eqx.field(static=True)
-    joint_functions: tuple[PiecewiseCubic, ...] = ()
+    joint_functions: tuple[CoordinateFunction, ...] = ()
     couplings: tuple[tuple[int, int], ...] = eqx.field(static=True, default=())
 
     # ------------------------------------------------------------------ construction

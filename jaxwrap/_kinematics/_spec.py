@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._spatial import Transform
-from ._functions import PiecewiseCubic
+from ._functions import CoordinateFunction, PiecewiseCubic, Polynomial
 from ._joints import AXIS_KINDS, COUPLED_KINDS, JOINT_KINDS
 
 WORLD = "world"
@@ -42,7 +42,7 @@ class JointSpec:
     upper: np.ndarray  # (nq,)
     velocity: np.ndarray  # (nv,)
     effort: np.ndarray  # (nv,)
-    coupling: tuple[str, PiecewiseCubic] | None = None  # (source joint, f)
+    coupling: tuple[str, CoordinateFunction] | None = None  # (source joint, f)
 
 
 def _as_placement(placement, joint_name: str) -> np.ndarray:
@@ -129,7 +129,8 @@ class ModelSpec:
           normalized here, must be non-zero.
         - `lower`, `upper`: position limits per coordinate (default unbounded).
         - `velocity`, `effort`: limits per velocity coordinate (default unbounded).
-        - `coupling`: ``(source joint name, f)`` with ``f`` a `PiecewiseCubic`: the joint
+        - `coupling`: ``(source joint name, f)`` with ``f`` a `PiecewiseCubic` or a
+          `Polynomial`: the joint
           (``"revolute"`` or ``"prismatic"``) turns or slides by ``f(q_source)`` and has
           no coordinate of its own; the source is a revolute or prismatic joint without
           coupling (docs/kinematics.md#coupled-joints).
@@ -162,9 +163,9 @@ class ModelSpec:
                 not isinstance(coupling, tuple)
                 or len(coupling) != 2
                 or not isinstance(coupling[0], str)
-                or not isinstance(coupling[1], PiecewiseCubic)
+                or not isinstance(coupling[1], (PiecewiseCubic, Polynomial))
             ):
-                raise ValueError(f"joint {name!r}: coupling must be (source joint name, PiecewiseCubic)")
+                raise ValueError(f"joint {name!r}: coupling must be (source joint name, PiecewiseCubic or Polynomial)")
             if coupling[0] == name:
                 raise ValueError(f"joint {name!r}: a joint cannot be coupled to itself")
             lower, upper = np.zeros(0), np.zeros(0)

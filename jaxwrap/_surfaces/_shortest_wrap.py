@@ -14,8 +14,9 @@ turns through ``φ ∈ [0, 2π)`` in the sense σ.
 With a wrap side ``s`` (docs/cable.md#wrap-side) the side is chosen instead of the
 shorter one: counter-clockwise turns the path's angular momentum about the centre to
 ``+z``, which is the side of ``s`` when ``s × u`` (``u`` the unit direction from ``a`` to
-``b``) points along ``+z``; where the straight segment passes on the other side it is
-wrapped round (MuJoCo's side site), where ``s × u`` vanishes the shorter side is taken.
+``b``) points along ``+z``; where the straight segment passes on the other side (its
+point nearest the centre does) it is wrapped round (MuJoCo's side site), where ``s × u``
+vanishes the shorter side is taken.
 
 Its uses: a cold start on a single sphere or cylinder that is already the answer
 (jaxwrap/_cable/_candidates.py), so no start has to be guessed and the solver finishes
@@ -32,7 +33,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float
 
-from .._misc import positive_or_one, safe_normalize
+from .._misc import positive_or_one, safe_normalize, segment_nearest_to_origin
 
 
 class _Arc(NamedTuple):
@@ -102,7 +103,9 @@ def _wrap(a2, b2, radius, side2) -> tuple[_Arc, Bool[Array, ""]]:
     tol = jnp.sqrt(jnp.finfo(a2.dtype).eps) * jnp.linalg.norm(side2)
     ccw, cw, shorter = _arc(a2, b2, radius, 1.0), _arc(a2, b2, radius, -1.0), _shorter(a2, b2, radius)
     arc = _turning(ccw, cw, shorter, _sense(w, tol))
-    line_wrong = _cross2(a2, u) * w < -tol * jnp.linalg.norm(a2)
+    # The segment's point nearest the centre on the other side (MuJoCo's test).
+    nearest = segment_nearest_to_origin(a2, b2)
+    line_wrong = jnp.dot(nearest, side2) < -tol * jnp.linalg.norm(nearest)
     return arc, meets | line_wrong
 
 

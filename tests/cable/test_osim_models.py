@@ -413,3 +413,70 @@ def test_coordinate_without_a_unit_slope_axis_gets_a_holder_body(tmp_path):
     muscle = opensim.PathActuator.safeDownCast(model.getForceSet().get("vasti_r")).getPath()
     np.testing.assert_allclose(float(lengths[r]), muscle.getLength(state), atol=1e-12)
     np.testing.assert_allclose(float(arms[r, 4]), muscle.computeMomentArm(state, coordinates.get(4)), atol=1e-10)
+
+
+def test_polynomial_knee_functions_match_opensim(tmp_path):
+    """OpenSim's ``PolynomialFunction`` (Rajagopal, Lai and Uhlrich's 2023 knee: quartics of
+    the knee angle) becomes a `jw.Polynomial`: the gait model's right knee with its two
+    spline translations replaced by quartics (fitted to the splines; the second one inside
+    a ``MultiplierFunction``), its body poses, and the lengths and moment arms of the
+    muscles crossing it against OpenSim over the knee's range."""
+    text = (DATA / "gait9dof18musc.osim").read_text()
+    start = text.index('<CustomJoint name="knee_r">')
+    end = text.index("</CustomJoint>", start)
+    block = text[start:end]
+    quartics = {
+        "translation1": "<PolynomialFunction><coefficients>0.001362 0.008246 0.008254 -0.006906 -0.00429"
+        "</coefficients></PolynomialFunction>",
+        "translation2": "<MultiplierFunction><function><PolynomialFunction><coefficients>0.001474 0.003872 "
+        "-0.002636 0.003818 -0.395823</coefficients></PolynomialFunction></function><scale>1.01</scale>"
+        "</MultiplierFunction>",
+    }
+    for axis, function in quartics.items():
+        a = block.index(f'<TransformAxis name="{axis}">')
+        s, e = block.index("<SimmSpline>", a), block.index("</SimmSpline>", a) + len("</SimmSpline>")
+        block = block[:s] + function + block[e:]
+    path = tmp_path / "polynomial_knee.osim"
+    path.write_text(text[:start] + block + text[end:])
+    model = opensim.Model(str(path))
+    state = model.initSystem()
+    loaded, cables = jw.load_osim(model)
+    functions = [f for f in loaded.joint_functions if isinstance(f, jw.Polynomial)]
+    assert len(functions) == 2 and functions[1].coefficients.shape == (5,)
+    coordinates = model.getCoordinateSet()
+    knee = [coordinates.get(i).getName() for i in range(coordinates.getSize())].index("knee_angle_r")
+    muscles = ["vasti_r", "rect_fem_r", "hamstrings_r", "bifemsh_r", "gastroc_r"]
+    tibia = model.getBodySet().get("tibia_r")
+    com = np.array([tibia.getMassCenter().get(i) for i in range(3)])
+    qs, theirs, lengths, arms = [], [], [], []
+    for angle in np.linspace(-2.0, 0.1, 6):
+        coordinates.get(knee).setValue(state, float(angle))
+        model.realizePosition(state)
+        qs.append([coordinates.get(i).getValue(state) for i in range(coordinates.getSize())])
+        X = tibia.getTransformInGround(state)
+        R = np.array([[X.R().asMat33().get(i, j) for j in range(3)] for i in range(3)])
+        theirs.append(R @ com + np.array([X.p().get(i) for i in range(3)]))
+        paths = [opensim.PathActuator.safeDownCast(model.getForceSet().get(m)).getPath() for m in muscles]
+        lengths.append([p.getLength(state) for p in paths])
+        arms.append([p.computeMomentArm(state, coordinates.get(knee)) for p in paths])
+    poses, ours, our_arms, codes = evaluate(loaded, cables, np.array(qs))
+    k = loaded.body_index("tibia_r")
+    ours_com = np.einsum("nij,j->ni", np.asarray(poses.rotation[:, k]), np.asarray(loaded.body_coms[k]))
+    np.testing.assert_allclose(ours_com + np.asarray(poses.translation[:, k]), np.array(theirs), atol=1e-13)
+    rows = [cables.index(m) for m in muscles]
+    np.testing.assert_allclose(np.asarray(ours)[:, rows], np.array(lengths), atol=1e-12)
+    np.testing.assert_allclose(np.asarray(our_arms)[:, rows, knee], np.array(arms), atol=1e-9)
+    assert np.all(np.asarray(codes) == 0)
+
+
+def test_compare_models_script_on_the_gait_model(capsys):
+    """benchmarks/compare_models.py (real model files against their own library) on the
+    gait model: every length equals OpenSim's at the default pose and random ones."""
+    import sys
+
+    sys.path.insert(0, str(HERE.parent / "benchmarks"))
+    import compare_models
+
+    compare_models.compare(str(DATA / "gait9dof18musc.osim"), num=3, seed=0, tol=1e-9, show=3)
+    out = capsys.readouterr().out
+    assert "18 paths, 3 configurations" in out and "0 paths beyond 1e-09 m, 0 NaN, 0 unsuccessful" in out, out

@@ -59,7 +59,7 @@ def test_spline_matches_opensim():
 def coupled_model():
     knots = np.linspace(-2, 2, 7)
     f = PiecewiseCubic.simm_spline(knots, 0.1 * np.sin(knots))
-    g = PiecewiseCubic.linear(0.5, 0.1)
+    g = jw.Polynomial.of([0.2, -0.1, 0.5, 0.1])  # OpenSim's PolynomialFunction
     spec = ModelSpec("coupled")
     for body in ("a/x", "a", "b", "c", "p"):
         spec = spec.add_body(body, mass=1.0, com=(0.1, 0.0, 0.0))
@@ -71,6 +71,25 @@ def coupled_model():
     spec = spec.add_joint("slide", "prismatic", "b", "c", axis=(0, 0, 1))
     spec = spec.add_joint("moving", "revolute", "c", "p", axis=(1, 1, 0), coupling=("hip", g))
     return jw.RobotModel.from_spec(spec.with_coordinate_order(["slide", "hip", "knee"]))
+
+
+def test_polynomial_values_and_derivatives():
+    """`jw.Polynomial` against NumPy's polyval and polyder, scaled, and jax's own
+    derivative, in any shape."""
+    coefficients = [0.3, -1.2, 0.5, 2.0, -0.7]
+    f = jw.Polynomial.of(coefficients)
+    x = jnp.linspace(-3.0, 3.0, 13).reshape(13, 1)
+    np.testing.assert_allclose(np.asarray(f(x)), np.polyval(coefficients, np.asarray(x)), rtol=1e-14)
+    np.testing.assert_allclose(
+        np.asarray(f.derivative(x)), np.polyval(np.polyder(coefficients), np.asarray(x)), rtol=1e-13
+    )
+    np.testing.assert_allclose(
+        np.asarray(jax.vmap(jax.grad(f))(x[:, 0])), np.asarray(f.derivative(x[:, 0])), rtol=1e-13
+    )
+    np.testing.assert_allclose(np.asarray(f.scaled(2.5)(x)), 2.5 * np.asarray(f(x)), rtol=1e-14)
+    assert float(jw.Polynomial.of([4.0]).derivative(1.0)) == 0.0
+    with pytest.raises(ValueError, match="finite"):
+        jw.Polynomial.of([1.0, np.nan])
 
 
 def test_coupled_model_structure(coupled_model):
