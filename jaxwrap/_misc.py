@@ -136,8 +136,7 @@ def segment_nearest_to_origin(a: Float[Array, " d"], b: Float[Array, " d"]) -> F
     """The point of the segment from `a` to `b` nearest the origin (an end point where the
     foot of the perpendicular lies beyond it; `a` where the two coincide)."""
     d = b - a
-    dd = jnp.dot(d, d)
-    t = jnp.clip(-jnp.dot(a, d) / jnp.where(dd > 0, dd, 1.0), 0.0, 1.0)
+    t = jnp.clip(-jnp.dot(a, d) / positive_or_one(jnp.dot(d, d)), 0.0, 1.0)
     return a + t * d
 
 

@@ -57,7 +57,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
-from .._misc import any_lane, batched_like, safe_normalize, stack_where
+from .._misc import any_lane, batched_like, safe_normalize, segment_nearest_to_origin, stack_where
 from .._surfaces import Cylinder, Sphere
 from ._definition import AbstractCableSpan
 from ._faults import leg_faults, leg_scores
@@ -83,8 +83,7 @@ def side_hints(cable: AbstractCableSpan, scene: Scene, i: int, num: int = 2) -> 
     X_SG = scene.X_GS[i].inverse()
     a, b = X_SG.apply(scene.leg_start[leg]), X_SG.apply(scene.leg_end[leg])
     d = b - a
-    t = jnp.clip(-jnp.dot(a, d) / jnp.where(jnp.dot(d, d) > 0, jnp.dot(d, d), 1.0), 0.0, 1.0)
-    nearest = a + t * d
+    nearest = segment_nearest_to_origin(a, b)
     x = jnp.array([1.0, 0.0, 0.0], d.dtype)
     # Where the line passes through the origin, any direction across it will do.
     across = jnp.cross(d, jnp.array([0.0, 0.0, 1.0], d.dtype))

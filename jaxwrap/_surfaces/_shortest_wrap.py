@@ -65,10 +65,7 @@ def _arc(a2: Float[Array, "2"], b2: Float[Array, "2"], radius: Float[Array, ""],
 
 
 def _segment_meets_disk(a2: Float[Array, "2"], b2: Float[Array, "2"], radius: Float[Array, ""]) -> Bool[Array, ""]:
-    d = b2 - a2
-    dd = jnp.dot(d, d)
-    t = jnp.clip(-jnp.dot(a2, d) / positive_or_one(dd), 0.0, 1.0)
-    return jnp.linalg.norm(a2 + t * d) < radius
+    return jnp.linalg.norm(segment_nearest_to_origin(a2, b2)) < radius
 
 
 def _shorter(a2, b2, radius) -> _Arc:
@@ -95,7 +92,10 @@ def _wrap(a2, b2, radius, side2) -> tuple[_Arc, Bool[Array, ""]]:
     """The arc to take and whether the path touches: the shorter side where the segment
     meets the disk, or on the side of `side2` (None: no side), wrapping round where the
     segment passes on the other side."""
-    meets = _segment_meets_disk(a2, b2, radius)
+    # The segment's point nearest the centre: inside the disk it meets it; on the other
+    # side of the centre from `side2` the path is wrapped round (MuJoCo's test).
+    nearest = segment_nearest_to_origin(a2, b2)
+    meets = jnp.linalg.norm(nearest) < radius
     if side2 is None:
         return _shorter(a2, b2, radius), meets
     u = safe_normalize(b2 - a2, jnp.zeros_like(a2))
@@ -103,8 +103,6 @@ def _wrap(a2, b2, radius, side2) -> tuple[_Arc, Bool[Array, ""]]:
     tol = jnp.sqrt(jnp.finfo(a2.dtype).eps) * jnp.linalg.norm(side2)
     ccw, cw, shorter = _arc(a2, b2, radius, 1.0), _arc(a2, b2, radius, -1.0), _shorter(a2, b2, radius)
     arc = _turning(ccw, cw, shorter, _sense(w, tol))
-    # The segment's point nearest the centre on the other side (MuJoCo's test).
-    nearest = segment_nearest_to_origin(a2, b2)
     line_wrong = jnp.dot(nearest, side2) < -tol * jnp.linalg.norm(nearest)
     return arc, meets | line_wrong
 
