@@ -21,6 +21,7 @@ follows (docs/cable-sets.md#mujoco-rule). The script reports; it does not judge.
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 
 import jax
@@ -31,6 +32,9 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import jaxwrap as jw  # noqa: E402
+
+# jaxwrap's result codes by name (`jw.RESULTS`).
+_RESULT_NAMES = {int(item._value): name for name, item in jw.RESULTS._name_to_item.items()}
 
 
 def _opensim_reference(path: str, num: int, seed: int):
@@ -100,13 +104,13 @@ def compare(path: str, num: int, seed: int, tol: float, show: int) -> None:
     loaded = time.perf_counter() - start
 
     @jax.jit
-    @jax.vmap
-    def solve(q):
+    @functools.partial(jax.vmap, in_axes=(None, None, 0))
+    def solve(model, cables, q):
         paths = jw.solve_cables(cables, jw.forward_kinematics(model, q), q)
         return paths.length, paths.result._value
 
     start = time.perf_counter()
-    lengths, codes = (np.asarray(x) for x in solve(q))
+    lengths, codes = (np.asarray(x) for x in solve(model, cables, q))
     solved = time.perf_counter() - start
     error = np.abs(lengths - reference)
     worst = np.nanmax(error, axis=0, initial=0.0) if len(names) else np.zeros(0)
@@ -120,6 +124,11 @@ def compare(path: str, num: int, seed: int, tol: float, show: int) -> None:
             i = int(np.nanargmax(error[:, k]))
             ours, theirs = lengths[i, k], reference[i, k]
             print(f"    {names[k]:24s} {worst[k]:.3g} m at configuration {i}: {ours:.6f} against {theirs:.6f}")
+    for i, k in list(zip(*np.nonzero(codes != 0)))[:show]:
+        print(
+            f"    {names[k]:24s} unsuccessful at configuration {i}: {_RESULT_NAMES[int(codes[i, k])]}, "
+            f"length {lengths[i, k]:.6f} against {reference[i, k]:.6f}"
+        )
 
 
 def main() -> None:

@@ -361,10 +361,14 @@ def _surface(osim, wrap, label: str):
     raise ValueError(f"{label}: wrap object {wrap.getName()!r} is a {kind}, not supported")
 
 
-def _wrapped_segments(osim, m, state, paths, probes: int) -> dict[tuple[int, int], set[int]]:
+def _wrapped_segments(
+    osim, m, state, paths, probes: int
+) -> tuple[dict[tuple[int, int], set[int]], dict[tuple[int, int], dict[tuple[int, int], int]]]:
     """Which segment (index of the path point before it) OpenSim wraps each path wrap on,
     over the default pose and ``probes`` configurations uniform in the coordinate ranges:
-    ``{(path, wrap): {segment, ...}}`` (docs/opensim.md#which-segment-wrap-objects)."""
+    ``{(path, wrap): {segment, ...}}``; and, where OpenSim applied several wraps of a
+    path on one segment, in which order its path met them: ``{(path, segment): {(wrap,
+    later wrap): count}}`` (docs/opensim.md#which-segment-wrap-objects)."""
     coordinates = m.getCoordinateSet()
     lo = np.array([coordinates.get(i).getRangeMin() for i in range(coordinates.getSize())])
     hi = np.array([coordinates.get(i).getRangeMax() for i in range(coordinates.getSize())])
@@ -373,6 +377,7 @@ def _wrapped_segments(osim, m, state, paths, probes: int) -> dict[tuple[int, int
     samples = [np.array([coordinates.get(i).getDefaultValue() for i in range(coordinates.getSize())])]
     samples += list(rng.uniform(lo, hi, size=(probes, len(lo))))
     found: dict[tuple[int, int], set[int]] = {}
+    before: dict[tuple[int, int], dict[tuple[int, int], int]] = {}
     for q in samples:
         for i in range(coordinates.getSize()):
             coordinates.get(i).setValue(state, float(q[i]), False)
@@ -382,15 +387,28 @@ def _wrapped_segments(osim, m, state, paths, probes: int) -> dict[tuple[int, int
             current = path.getCurrentPath(state)
             wraps = [path.getWrapSet().get(k).getWrapObject().getName() for k in range(path.getWrapSet().getSize())]
             names = [path.getPathPointSet().get(k).getName() for k in range(path.getPathPointSet().getSize())]
-            segment = -1
+            segment, met = -1, []
             for k in range(current.getSize()):
                 point = current.get(k)
                 wrap_point = osim.PathWrapPoint.safeDownCast(point)
                 if wrap_point is None:
-                    segment = names.index(point.getName())
-                else:
-                    found.setdefault((p, wraps.index(wrap_point.getWrapObject().getName())), set()).add(segment)
-    return found
+                    segment, met = names.index(point.getName()), []
+                    continue
+                w = wraps.index(wrap_point.getWrapObject().getName())
+                found.setdefault((p, w), set()).add(segment)
+                if w not in met:
+                    votes = before.setdefault((p, segment), {})
+                    for earlier in met:
+                        votes[earlier, w] = votes.get((earlier, w), 0) + 1
+                    met.append(w)
+    return found, before
+
+
+def _path_order(wraps: list[int], votes: dict[tuple[int, int], int]) -> list[int]:
+    """The wraps of one segment in the order OpenSim's path meets them: by how many of
+    the others each came after in the probes, then in wrap-set order."""
+    later = {w: sum(votes.get((v, w), 0) > votes.get((w, v), 0) for v in wraps if v != w) for w in wraps}
+    return sorted(wraps, key=lambda w: (later[w], w))
 
 
 class _Point(NamedTuple):
@@ -553,14 +571,20 @@ _MAX_CONDITIONAL = 4
 
 def _paths(osim, m, state, model: RobotModel, frames, found, settings, quadrants: bool, probes: int, blend) -> CableSet:
     classic = [g for _, _, g, _ in found if g is not None]
-    segments_of = _wrapped_segments(osim, m, state, classic, probes)
+    segments_of, order_of = _wrapped_segments(osim, m, state, classic, probes)
+    scholz_settings = settings
+    if settings is None:
+        # A classic path's obstacles are centimetres in a scene of metres, where Simbody's
+        # minimum-length damping crawls (docs/opensim.md#solver-settings); a
+        # Scholz2015GeometryPath keeps Simbody's settings, as OpenSim solves it.
+        settings = CableSettings(scale_free_step=True)
     q_index = {name: model.q_slice(model.body_joint_names.index(name)).start for name in model.joint_names}
     names, cables, conditions = [], [], []
     p = -1
     for name, label, geometry, points in found:
         if geometry is None:  # a Scholz2015GeometryPath: one CableSpan, element for element
             names.append(name)
-            cables.append((_scholz_cable(model, points, settings),))
+            cables.append((_scholz_cable(model, points, scholz_settings),))
             conditions.append(((),))
             continue
         p += 1
@@ -576,7 +600,7 @@ def _paths(osim, m, state, model: RobotModel, frames, found, settings, quadrants
             if points[k].condition is not None:
                 raise ValueError(f"{label}: the end point {points[k].name!r} is conditional (not supported)")
         # The path's wraps: (obstacle, first and last path point of its range, the full
-        # path's segments where OpenSim applies it).
+        # path's segments where OpenSim applies it, its index in the wrap set).
         wraps = []
         wrap_set = geometry.getWrapSet()
         for k in range(wrap_set.getSize()):
@@ -597,7 +621,7 @@ def _paths(osim, m, state, model: RobotModel, frames, found, settings, quadrants
             first = 1 if first < 1 else first
             last = len(points) if last < 1 else min(last, len(points))
             obstacle = (model.body_index(jw_body), X_BS, surface, side)
-            wraps.append((obstacle, first, last, segments_of.get((p, k), set())))
+            wraps.append((obstacle, first, last, segments_of.get((p, k), set()), k))
         branches, branch_conditions = [], []
         for active in itertools.product((True, False), repeat=len(conditional)):
             on = dict(zip(conditional, active))
@@ -612,11 +636,18 @@ def _paths(osim, m, state, model: RobotModel, frames, found, settings, quadrants
                 if s > 0:
                     cable = cable.add_via_point(model.body_index(points[i].body), points[i].location)
                 # Each wrap on the segments of its range where OpenSim applies it (a
-                # segment from point i, whatever the points after it).
-                for (body, X_BS, surface, side), first, last, segments in wraps:
-                    if i in segments and first - 1 <= i and j <= last - 1:
-                        X = Transform(X_BS[:3, :3], X_BS[:3, 3])
-                        cable = cable.add_obstacle(body, X, surface, side=side)
+                # segment from point i, whatever the points after it), in the order
+                # OpenSim's path meets them there: a lifted obstacle is only looked for
+                # between its neighbours in that order (docs/opensim.md#which-segment-wrap-objects).
+                here = {
+                    w: obstacle
+                    for obstacle, first, last, segments, w in wraps
+                    if i in segments and first - 1 <= i and j <= last - 1
+                }
+                for w in _path_order(list(here), order_of.get((p, i), {})):
+                    body, X_BS, surface, side = here[w]
+                    X = Transform(X_BS[:3, :3], X_BS[:3, 3])
+                    cable = cable.add_obstacle(body, X, surface, side=side)
             branches.append(cable)
             branch_conditions.append(
                 tuple(
@@ -645,7 +676,9 @@ def load_osim(
     - `source`: a path to an ``.osim`` file or an ``opensim.Model``. OpenSim reads it
       (an optional dependency: ``pip install 'jaxwrap[opensim]'``) and upgrades old
       file versions.
-    - `settings`: `CableSettings` for every path (default `CableSettings()`).
+    - `settings`: `CableSettings` for every path. By default a `Scholz2015GeometryPath`
+      gets `CableSettings()` (Simbody's, as in OpenSim) and a classic `GeometryPath`
+      ``CableSettings(scale_free_step=True)`` (docs/opensim.md#solver-settings).
     - `quadrants`: honour wrap quadrants as wrap sides (default True).
     - `probes`: configurations at which OpenSim is asked which segment each wrap is on.
     - `blend`: 0 (default) switches a `ConditionalPathPoint` on and off at its range as

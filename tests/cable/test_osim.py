@@ -134,16 +134,35 @@ def test_ellipsoid_muscle_against_a_polyline_minimiser(arm26, solved):
 
 
 def test_three_obstacle_muscle_converges_or_says_why(arm26, solved):
-    _, cables = arm26
+    """TRIlong converges or reports why. A converged path is within 1 cm of OpenSim's,
+    or it is longer because it keeps to the quadrants' sides where OpenSim's quadrant
+    logic lets its path pass elsewhere (docs/opensim.md#quadrants-the-side-constraint-against-opensims-quadrant-logic):
+    then the same muscle without quadrants converges within 1 cm of OpenSim and shorter
+    than the sided path."""
+    model, cables = arm26
     _, lengths, _, paths = solved
     k = cables.index("TRIlong")
     ok = np.asarray(paths.converged[:, k])
     codes = set(np.asarray(paths.result._value[~ok, k]).tolist())
     reported = (RESULTS.max_iterations_reached, RESULTS.wrong_side, RESULTS.endpoint_inside_obstacle)
     assert codes <= {int(r._value) for r in reported}, codes
-    diff = np.abs(np.asarray(lengths[ok, k]) - FIXTURE["lengths"][ok, k])
-    print(f"TRIlong: {ok.mean():.0%} converged; |jaxwrap - OpenSim| up to {diff.max():.2e} m there")
-    assert ok.mean() > 0.3 and diff.max() < 1e-2
+    diff = np.abs(np.asarray(lengths[:, k]) - FIXTURE["lengths"][:, k])
+    sided = np.nonzero(ok & (diff >= 1e-2))[0]
+    print(
+        f"TRIlong: {ok.mean():.0%} converged; |jaxwrap - OpenSim| up to {diff[ok].max():.2e} m there, "
+        f"{diff[ok & (diff < 1e-2)].max():.2e} m but for {len(sided)} paths held to the quadrants' sides"
+    )
+    assert ok.mean() > 0.3 and len(sided) <= 0.02 * len(ok)
+    if len(sided):
+        _, free = jw.load_osim(str(MODEL), quadrants=False)
+        free = jw.CableSet(["TRIlong"], [free["TRIlong"]])
+        solve = jax.jit(jax.vmap(jw.solve_cables, in_axes=(None, 0)))
+        unsided = solve(
+            free, jax.vmap(jw.forward_kinematics, in_axes=(None, 0))(model, jnp.asarray(FIXTURE["q"][sided]))
+        )
+        assert np.all(np.asarray(unsided.converged[:, 0]))
+        np.testing.assert_allclose(np.asarray(unsided.length[:, 0]), FIXTURE["lengths"][sided, k], atol=1e-2)
+        assert np.all(np.asarray(unsided.length[:, 0]) < np.asarray(lengths[sided, k]))
 
 
 def test_unsupported_elements_and_missing_files_raise():

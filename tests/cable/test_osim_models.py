@@ -13,6 +13,7 @@ tests/reference/generate_osim_fixtures.py:
 
 from __future__ import annotations
 
+import functools
 import pathlib
 
 import jax
@@ -480,3 +481,126 @@ def test_compare_models_script_on_the_gait_model(capsys):
     compare_models.compare(str(DATA / "gait9dof18musc.osim"), num=3, seed=0, tol=1e-9, show=3)
     out = capsys.readouterr().out
     assert "18 paths, 3 configurations" in out and "0 paths beyond 1e-09 m, 0 NaN, 0 unsuccessful" in out, out
+
+
+def _knee_with_two_wraps(shank_first: bool):
+    """A femur and a tibia on a pin knee, and a gastrocnemius-like path from the femur to
+    the tibia over two cylinders: the femoral condyles' (on the femur) and the shank's (on
+    the tibia, quadrant ``-y``), with Rajagopal 2016's placements and radii. The path
+    meets the condyles first; ``shank_first`` lists the shank first in its wrap set, as
+    Rajagopal's gastrocnemii do."""
+    model = opensim.Model()
+    model.setName("knee_with_two_wraps")
+    femur = opensim.Body("femur", 8.0, opensim.Vec3(0, -0.2, 0), opensim.Inertia(0.1, 0.02, 0.1))
+    tibia = opensim.Body("tibia", 3.0, opensim.Vec3(0, -0.2, 0), opensim.Inertia(0.04, 0.005, 0.04))
+    model.addBody(femur)
+    model.addBody(tibia)
+    origin = opensim.Vec3(0)
+    model.addJoint(opensim.WeldJoint("hip", model.getGround(), opensim.Vec3(0, 1, 0), origin, femur, origin, origin))
+    knee = opensim.PinJoint("knee", femur, opensim.Vec3(0, -0.41, 0), origin, tibia, origin, origin)
+    knee.updCoordinate().setName("knee_angle")
+    knee.updCoordinate().setRangeMin(-1.0)
+    knee.updCoordinate().setRangeMax(0.2)
+    model.addJoint(knee)
+    condyles = opensim.WrapCylinder()
+    condyles.setName("condyles")
+    condyles.set_radius(0.026)
+    condyles.set_length(0.1)
+    condyles.set_translation(opensim.Vec3(0.005, -0.41, 0))
+    femur.addWrapObject(condyles)
+    shank = opensim.WrapCylinder()
+    shank.setName("shank")
+    shank.set_radius(0.055)
+    shank.set_length(0.1)
+    shank.set_xyz_body_rotation(opensim.Vec3(2.96723, -0.279725, -1.47812))
+    shank.set_translation(opensim.Vec3(-0.0074, -0.074, -0.0033))
+    shank.set_quadrant("-y")
+    tibia.addWrapObject(shank)
+    muscle = opensim.PathActuator()
+    muscle.setName("gastrocnemius")
+    muscle.addNewPathPoint("origin", femur, opensim.Vec3(0.002, -0.381, 0.02059))
+    muscle.addNewPathPoint("insertion", tibia, opensim.Vec3(-0.0444, -0.4409, 0.0026))
+    for wrap in [shank, condyles] if shank_first else [condyles, shank]:
+        muscle.updGeometryPath().addPathWrap(wrap)
+    model.addForce(muscle)
+    return model
+
+
+@jax.jit
+@functools.partial(jax.vmap, in_axes=(None, None, 0))
+def _solve_span(span, model, q):
+    return jw.solve_cable(span, jw.forward_kinematics(model, q))
+
+
+def _helix_length(a, b, R, t):
+    """Length of the helix from a to b on the cylinder about the z axis of (R, t), the
+    shorter way round."""
+    a, b = (a - t) @ R, (b - t) @ R
+    turn = np.angle(complex(b[0], b[1]) / complex(a[0], a[1]))
+    return np.hypot(np.hypot(a[0], a[1]) * abs(turn), b[2] - a[2])
+
+
+def test_wraps_of_one_segment_are_in_the_order_the_path_meets_them():
+    """Two wrap objects on one segment become obstacles in the order OpenSim's path meets
+    them, whatever the order of the wrap set (docs/opensim.md#which-segment-wrap-objects).
+    In wrap-set order, Rajagopal's gastrocnemii went over the shank cylinder before the
+    condyles: the shank's touchdown was looked for before the condyles, and the path
+    from the condyles to the insertion went through the shank cylinder, reported as
+    converged.
+
+    Over the knee's range, with either wrap-set order: the same obstacle order and the
+    same lengths, every path converged, where it wraps both cylinders its straight pieces
+    clear of both, and no longer than the path through OpenSim's own wrap points
+    (helices between each wrap's two points). OpenSim's reported length is shorter than
+    that path by up to 1 cm: its shank wrap's length is not that of a curve between its
+    wrap points."""
+    angles = np.linspace(-1.0, 0.2, 7)
+    lengths = {}
+    for shank_first in (True, False):
+        osim_model = _knee_with_two_wraps(shank_first)
+        state = osim_model.initSystem()
+        model, cables = jw.load_osim(osim_model)
+        (span,) = cables["gastrocnemius"]
+        assert [model.body_names[o.body] for o in span.obstacles] == ["femur", "tibia"]
+        assert span.settings.scale_free_step  # a classic path's default (docs/opensim.md#solver-settings)
+        paths = _solve_span(span, model, jnp.asarray(angles[:, None]))
+        assert np.all(np.asarray(paths.result._value) == 0)
+        lengths[shank_first] = np.asarray(paths.length)
+        if not shank_first:
+            continue
+        coordinate = osim_model.getCoordinateSet().get(0)
+        path = opensim.PathActuator.safeDownCast(osim_model.getForceSet().get(0)).getGeometryPath()
+        R, t = np.asarray(paths.scene.X_GS.rotation), np.asarray(paths.scene.X_GS.translation)
+        P, Q = np.asarray(paths.evaluation.curves.P), np.asarray(paths.evaluation.curves.Q)
+        in_contact = np.asarray(paths.in_contact)
+        both = 0
+        for n, angle in enumerate(angles):
+            coordinate.setValue(state, float(angle))
+            osim_model.realizePosition(state)
+            current = path.getCurrentPath(state)
+            points = [current.get(i) for i in range(current.getSize())]
+            where = [np.array([p.getLocationInGround(state).get(j) for j in range(3)]) for p in points]
+            wraps = [opensim.PathWrapPoint.safeDownCast(p) for p in points]
+            wraps = [w.getWrapObject().getName() if w is not None else None for w in wraps]
+            through_theirs = 0.0
+            i = 0
+            while i < len(points) - 1:
+                if wraps[i] is not None and wraps[i + 1] == wraps[i]:
+                    o = ["condyles", "shank"].index(wraps[i])
+                    through_theirs += _helix_length(where[i], where[i + 1], R[n, o], t[n, o])
+                else:
+                    through_theirs += np.linalg.norm(where[i + 1] - where[i])
+                i += 1
+            assert lengths[True][n] <= through_theirs + 1e-9, angle
+            if not in_contact[n].all():
+                continue
+            both += 1
+            ends = [paths.scene.origin[n], P[n, 0], Q[n, 0], P[n, 1], Q[n, 1], paths.scene.termination[n]]
+            for a, b in zip(ends[::2], ends[1::2]):
+                s = np.linspace(0, 1, 401)[:, None]
+                line = np.asarray(a) + s * (np.asarray(b) - np.asarray(a))
+                for o, radius in enumerate((0.026, 0.055)):
+                    local = (line - t[n, o]) @ R[n, o]
+                    assert np.hypot(local[:, 0], local[:, 1]).min() >= radius - 1e-9, (angle, o)
+        assert both >= 3
+    np.testing.assert_allclose(lengths[True], lengths[False], rtol=0, atol=1e-12)
