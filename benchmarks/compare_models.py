@@ -10,7 +10,8 @@ that differ most. OpenSim models load with ``constraints="ignore"``; where a mod
 constraints (Rajagopal's patellae follow the knees) each random configuration is first
 assembled by OpenSim, so jaxwrap gets a configuration that satisfies them. MuJoCo
 configurations draw every hinge and slide uniformly in its range (a circle without one);
-ball and free joints stay at ``qpos0``.
+ball and free joints stay at ``qpos0``. ``--float32`` runs jaxwrap in float32 (the
+reference stays in float64).
 
 Differences are expected where the two libraries compute different paths on purpose:
 OpenSim's classic wrap objects approximate the shortest path (docs/opensim.md), and
@@ -115,7 +116,8 @@ def compare(path: str, num: int, seed: int, tol: float, show: int) -> None:
     error = np.abs(lengths - reference)
     worst = np.nanmax(error, axis=0, initial=0.0) if len(names) else np.zeros(0)
     print(
-        f"{path}: {len(names)} paths, {num} configurations (load {loaded:.1f} s, compile + solve {solved:.1f} s); "
+        f"{path}: {len(names)} paths, {num} configurations, {lengths.dtype} (load {loaded:.1f} s, "
+        f"compile + solve {solved:.1f} s); "
         f"largest difference {np.nanmax(worst, initial=0.0):.3g} m, {int(np.sum(worst > tol))} paths beyond {tol:g} m, "
         f"{int(np.isnan(lengths).sum())} NaN, {int(np.sum(codes != 0))} unsuccessful"
     )
@@ -138,7 +140,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tol", type=float, default=1e-6, help="length difference (m) reported")
     parser.add_argument("--show", type=int, default=6, help="paths listed per model")
+    parser.add_argument(
+        "--float32", action="store_true", help="jaxwrap in float32 (x64 off); the reference stays float64"
+    )
     args = parser.parse_args()
+    if args.float32:
+        jax.config.update("jax_enable_x64", False)
     for path in args.models:
         compare(path, args.num, args.seed, args.tol, args.show)
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -113,7 +114,9 @@ def _function(osim, function, label: str) -> CoordinateFunction:
         samples = np.concatenate([knots, (knots[1:] + knots[:-1]) / 2, [knots[0] - 0.5, knots[-1] + 0.5]])
     ours = np.asarray(f(samples))
     theirs = np.array([function.calcValue(osim.Vector(1, float(x))) for x in samples])
-    if not np.allclose(ours, theirs, rtol=1e-9, atol=1e-12):
+    # To 1e-9, or to 64 ulp of the values where jaxwrap's arrays are float32.
+    ulp = float(np.finfo(ours.dtype).eps) * max(1.0, float(np.max(np.abs(theirs))))
+    if not np.allclose(ours, theirs, rtol=1e-9, atol=max(1e-12, 64 * ulp)):
         worst = float(np.max(np.abs(ours - theirs)))
         raise ValueError(f"{label}: jaxwrap's {kind} differs from OpenSim's by {worst:.3g}")
     return f
@@ -404,11 +407,23 @@ def _wrapped_segments(
     return found, before
 
 
-def _path_order(wraps: list[int], votes: dict[tuple[int, int], int]) -> list[int]:
+def _path_order(wraps: list[int], votes: dict[tuple[int, int], int], names: list[str], label: str) -> list[int]:
     """The wraps of one segment in the order OpenSim's path meets them: by how many of
-    the others each came after in the probes, then in wrap-set order."""
+    the others each came after in the probes, then in wrap-set order. Where the probes
+    saw two of them both ways round, a fixed order cannot follow OpenSim everywhere:
+    warn, naming them."""
     later = {w: sum(votes.get((v, w), 0) > votes.get((w, v), 0) for v in wraps if v != w) for w in wraps}
-    return sorted(wraps, key=lambda w: (later[w], w))
+    order = sorted(wraps, key=lambda w: (later[w], w))
+    for i, v in enumerate(order):
+        for w in order[i + 1 :]:
+            if votes.get((w, v), 0):
+                warnings.warn(
+                    f"{label}: OpenSim's path met wrap {names[v]!r} before {names[w]!r} in {votes.get((v, w), 0)} "
+                    f"probes and after it in {votes[w, v]}; jaxwrap keeps {names[v]!r} first on that segment "
+                    "(docs/opensim.md#which-segment-wrap-objects)",
+                    stacklevel=4,
+                )
+    return order
 
 
 class _Point(NamedTuple):
@@ -603,6 +618,7 @@ def _paths(osim, m, state, model: RobotModel, frames, found, settings, quadrants
         # path's segments where OpenSim applies it, its index in the wrap set).
         wraps = []
         wrap_set = geometry.getWrapSet()
+        wrap_names = [wrap_set.get(k).getWrapObject().getName() for k in range(wrap_set.getSize())]
         for k in range(wrap_set.getSize()):
             path_wrap = wrap_set.get(k)
             wrap = path_wrap.getWrapObject()
@@ -644,7 +660,9 @@ def _paths(osim, m, state, model: RobotModel, frames, found, settings, quadrants
                     for obstacle, first, last, segments, w in wraps
                     if i in segments and first - 1 <= i and j <= last - 1
                 }
-                for w in _path_order(list(here), order_of.get((p, i), {})):
+                for w in _path_order(
+                    list(here), order_of.get((p, i), {}), wrap_names, f"{label}, segment from {points[i].name!r}"
+                ):
                     body, X_BS, surface, side = here[w]
                     X = Transform(X_BS[:3, :3], X_BS[:3, 3])
                     cable = cable.add_obstacle(body, X, surface, side=side)

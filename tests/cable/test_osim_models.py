@@ -604,3 +604,28 @@ def test_wraps_of_one_segment_are_in_the_order_the_path_meets_them():
                     assert np.hypot(local[:, 0], local[:, 1]).min() >= radius - 1e-9, (angle, o)
         assert both >= 3
     np.testing.assert_allclose(lengths[True], lengths[False], rtol=0, atol=1e-12)
+
+
+def test_models_load_and_evaluate_in_float32():
+    """Without x64, `load_osim` builds a float32 model: its check of each spline and
+    polynomial against OpenSim's ``calcValue`` allows float32's rounding (it raised at
+    1e-9 before stop 46). The gait model's lengths and moment arms (coupled knees, moving
+    and conditional path points) and arm26's cylinder-wrapped muscles agree with
+    OpenSim's in float32, every path successful."""
+    gait = fixture("gait9dof")
+    arm = np.load(HERE / "reference" / "osim_arm26.npz")
+    wrapped = ["BICshort", "BRA", "TRIlat", "TRImed"]
+    with jax.enable_x64(False):
+        model, cables = jw.load_osim(str(DATA / "gait9dof18musc.osim"))
+        assert model.body_coms.dtype == jnp.float32
+        _, lengths, arms, codes = evaluate(model, cables, gait["q"][:32].astype(np.float32))
+        arm_model, arm_cables = jw.load_osim(str(DATA / "arm26.osim"))
+        arm_cables = jw.CableSet(wrapped, [arm_cables[name] for name in wrapped])
+        _, arm_lengths, _, arm_codes = evaluate(arm_model, arm_cables, arm["q"].astype(np.float32))
+    assert lengths.dtype == jnp.float32 and arm_lengths.dtype == jnp.float32
+    np.testing.assert_allclose(np.asarray(lengths), gait["lengths"][:32], atol=1e-6)  # measured 1.6e-7 m
+    np.testing.assert_allclose(np.asarray(arms), gait["moment_arms"][:32], atol=1e-6)  # 1.8e-7 m
+    assert np.all(np.asarray(codes) == 0) and np.all(np.asarray(arm_codes) == 0)
+    columns = [[str(n) for n in arm["path_names"]].index(name) for name in wrapped]
+    # OpenSim's cylinder tangent points are up to 2.4e-5 m long (docs/opensim.md).
+    np.testing.assert_allclose(np.asarray(arm_lengths), arm["lengths"][:, columns], atol=3e-5)
