@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import pathlib
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -629,3 +630,22 @@ def test_models_load_and_evaluate_in_float32():
     columns = [[str(n) for n in arm["path_names"]].index(name) for name in wrapped]
     # OpenSim's cylinder tangent points are up to 2.4e-5 m long (docs/opensim.md).
     np.testing.assert_allclose(np.asarray(arm_lengths), arm["lengths"][:, columns], atol=3e-5)
+
+
+def test_wrap_order_follows_the_probes_and_warns_where_they_disagree():
+    """The order of a segment's wraps is the probes' majority (wrap-set order where no
+    probe saw two together), with a warning naming the wraps where some probe met them
+    the other way round."""
+    from jaxwrap._io._osim import _path_order
+
+    names = ["shank", "condyles", "patella"]
+    assert _path_order([0, 1, 2], {}, names, "m") == [0, 1, 2]
+    votes = {(1, 0): 40, (2, 0): 12, (1, 2): 3}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _path_order([0, 1, 2], votes, names, "m") == [1, 2, 0]
+    votes[0, 1] = 2
+    with pytest.warns(
+        UserWarning, match=r"m: OpenSim's path met wrap 'condyles' before 'shank' in 40 probes and after it in 2"
+    ):
+        assert _path_order([0, 1, 2], votes, names, "m") == [1, 2, 0]
