@@ -584,14 +584,12 @@ def test_wraps_of_one_segment_are_in_the_order_the_path_meets_them():
             wraps = [opensim.PathWrapPoint.safeDownCast(p) for p in points]
             wraps = [w.getWrapObject().getName() if w is not None else None for w in wraps]
             through_theirs = 0.0
-            i = 0
-            while i < len(points) - 1:
+            for i in range(len(points) - 1):
                 if wraps[i] is not None and wraps[i + 1] == wraps[i]:
                     o = ["condyles", "shank"].index(wraps[i])
                     through_theirs += _helix_length(where[i], where[i + 1], R[n, o], t[n, o])
                 else:
                     through_theirs += np.linalg.norm(where[i + 1] - where[i])
-                i += 1
             assert lengths[True][n] <= through_theirs + 1e-9, angle
             if not in_contact[n].all():
                 continue
