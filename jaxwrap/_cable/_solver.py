@@ -313,10 +313,25 @@ def _minimum_length(J4, error, weight, live, size, curves, var, neighbours, line
     return jnp.where(live[:, None], (q * size).reshape(n, 4), 0.0)
 
 
-def solver_step(cable: AbstractCableSpan, evaluation: Evaluation, weight: Float[Array, " n"]) -> Float[Array, "n 4"]:
+#: The polish also takes over where the minimum-length step stalls: below STALL_WINDOW
+#: times `gauss_newton_below`, a leg that has taken STALL_AFTER corrections and whose
+#: smoothness fell, but by less than a factor STALL_RATIO, in the last one
+#: (docs/cable.md#where-the-minimum-length-step-stalls).
+STALL_WINDOW = 4.0
+STALL_RATIO = 0.8
+STALL_AFTER = 10
+
+
+def solver_step(
+    cable: AbstractCableSpan,
+    evaluation: Evaluation,
+    weight: Float[Array, " n"],
+    stalled: Bool[Array, " n"] | None = None,
+) -> Float[Array, "n 4"]:
     """The correction of the configured algorithm (docs/cable.md#algorithms), before
     limiting. `weight` is each obstacle's leg smoothness (0 for frozen legs, whose rows
-    and columns are masked out)."""
+    and columns are masked out); `stalled` marks the obstacles of legs whose
+    minimum-length step has stalled (`stalled_legs`), which take the polish's step too."""
     ev = evaluation
     var = variations(ev.curves)
     J4 = path_error_jacobian(ev.curves, var, ev.neighbours, ev.lines)
@@ -341,9 +356,28 @@ def solver_step(cable: AbstractCableSpan, evaluation: Evaluation, weight: Float[
     # curve takes it: under `vmap`, only when some lane of the batch does
     # (docs/performance.md#where-a-warm-steps-time-goes-and-a-larger-polish-threshold).
     near = live & (weight < polish)
+    if stalled is not None:
+        near = near | (live & stalled & (weight < STALL_WINDOW * polish))
     gauss_newton = lane_cond(jnp.any(near), _gauss_newton, J4, error, weight, live, size)
     minimum_length = lane_cond(jnp.any(live & ~near), _minimum_length, *sqp_operands)
     return jnp.where(near[:, None], gauss_newton, minimum_length)
+
+
+def stalled_legs(
+    iterations: Int[Array, " legs"], previous: Float[Array, " legs"], smoothness: Float[Array, " legs"]
+) -> Bool[Array, " legs"]:
+    """Legs that have taken STALL_AFTER corrections and whose last one cut their
+    smoothness (from `previous` to `smoothness`), but by less than a factor STALL_RATIO.
+    Simbody's minimum-length step converges linearly, and on small obstacles in a scene
+    measured in metres its damping can make that rate so slow that it runs out of
+    iterations a few degrees from the path. A leg whose smoothness grew is heading away
+    from the stationary path nearest it (off a saddle of the length, say): the
+    minimum-length step keeps it, since the Gauss-Newton step would stop on whatever
+    stationary path is nearest. Legs that converge within STALL_AFTER corrections are
+    left as they were (docs/cable.md#where-the-minimum-length-step-stalls)."""
+    return (
+        (iterations >= STALL_AFTER) & (previous > 0) & (smoothness > STALL_RATIO * previous) & (smoothness < previous)
+    )
 
 
 def _correction_scale(cable: AbstractCableSpan, dtype) -> Float[Array, " four_n"]:
@@ -416,7 +450,8 @@ def _solver_body(cable: AbstractCableSpan, scene: Scene, carry: SolverCarry) -> 
     finished = carry.done | (smooth & ~recheck) | out_of_iterations
     stepping = ~finished  # legs that take a correction this iteration
     weight = jnp.where(stepping[leg_of], ev.smoothness[leg_of], 0.0) if n else jnp.zeros(0, dtype)
-    c = limit_step(cable, ev, solver_step(cable, ev, weight)) if n else jnp.zeros((0, 4), dtype)
+    stalled = stalled_legs(carry.iterations, carry.smoothness, ev.smoothness)[leg_of] if n else None
+    c = limit_step(cable, ev, solver_step(cable, ev, weight, stalled)) if n else jnp.zeros((0, 4), dtype)
     c = jnp.where(stale_leg[leg_of][:, None], 0.0, c) if n else c
     geodesics = list(state.geodesics)
     failed = list(carry.geodesic_failed[i] for i in range(n))
