@@ -82,9 +82,10 @@ class CableSettings(eqx.Module):
       mode (docs/cable.md#implicit-differentiation).
     - `gauss_newton_below`: with ``"minimum_length"``, a leg whose smoothness (rad) is
       below this takes the Gauss-Newton step of ``"scholz2015"`` instead, which
-      converges quadratically where the minimum-length step, halved, converges linearly
-      (default 5e-2; 0 is Simbody's `MinimumLength` exactly;
-      docs/cable.md#gauss-newton-polish).
+      converges quadratically where the minimum-length step, halved, converges linearly;
+      so does a leg below 4x this whose minimum-length step has stalled
+      (docs/cable.md#where-the-minimum-length-step-stalls). Default 5e-2; 0 is
+      Simbody's `MinimumLength` exactly (docs/cable.md#gauss-newton-polish).
 
     The numeric fields are pytree leaves: under `jax.jit`, new values do not recompile.
     """

@@ -1,5 +1,5 @@
 """Where Simbody's minimum-length step stalls, the Gauss-Newton polish takes over
-(docs/cable.md#gauss-newton-polish).
+(docs/cable.md#where-the-minimum-length-step-stalls).
 
 On small obstacles in a scene measured in metres, the minimum-length step's damping can
 slow its linear convergence to a crawl a few degrees from the path, above the polish's
