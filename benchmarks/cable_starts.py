@@ -42,8 +42,9 @@ def start_names(kind: str) -> tuple[list[str], int]:
     """Names of the first and further starts of leg 0, in `_leg_starts`' order, and the
     number of first starts."""
     if kind == "chain":
-        sides = [f"{o} {s}" for o in ("sphere", "cylinder") for s in ("near", "quarter", "three-quarter")]
-        return ["lifted", "hints", *sides, "sphere far", "cylinder far"], 8
+        sides = ["sphere near", "cylinder near", "cylinder quarter", "cylinder three-quarter"]
+        exact = ["sphere exact", "cylinder exact"]
+        return ["lifted", "hints", *sides, *exact, "sphere far", "cylinder far"], 8
     return ["lifted", "near", "quarter", "three-quarter", "hint", "far"], 4
 
 

@@ -163,7 +163,9 @@ def shortest_reference(c: jw.CableSpan, poses) -> jnp.ndarray:
     return jnp.sum(jnp.min(jnp.where(genuine, lengths, jnp.inf), axis=0))
 
 
-def check(kind: str, num: int, chunk: int = 2048, seed: int = 0) -> dict:
+def check(kind: str, num: int, chunk: int = 2048, seed: int = 0, extra_keys=None) -> dict:
+    """The counts above over ``num`` configurations drawn from ``seed``, in chunks, and
+    over the configurations of ``extra_keys`` (PRNG keys, added to the last chunk) if given."""
     base = cable(kind, smoothness_tolerance=1e-9, max_iterations=100)
     hints_only = base.with_settings(cold_start="hints")
 
@@ -183,9 +185,15 @@ def check(kind: str, num: int, chunk: int = 2048, seed: int = 0) -> dict:
 
     totals = dict(success=0, success_hints=0, hints_shortest=0, longer=0, nan=0, inside=0, num=num)
     start = time.perf_counter()
-    for offset in range(0, num, chunk):
-        size = min(chunk, num - offset)
-        keys = jax.random.split(jax.random.PRNGKey(seed + offset), chunk)
+    chunks = [
+        (min(chunk, num - offset), jax.random.split(jax.random.PRNGKey(seed + offset), chunk))
+        for offset in range(0, num, chunk)
+    ]
+    if extra_keys is not None:  # appended after the last chunk's own configurations
+        size, keys = chunks[-1]
+        chunks[-1] = (size + len(extra_keys), jnp.concatenate([keys[:size], jnp.asarray(extra_keys)]))
+        totals["num"] += len(extra_keys)
+    for size, keys in chunks:
         L, ok, L_hints, ok_hints, shortest, inside, ends_S = (np.asarray(x[:size]) for x in run(base, hints_only, keys))
         if kind in CLOSED_FORM:
             # The starts can all miss the shortest side; the closed form cannot.

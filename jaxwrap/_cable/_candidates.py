@@ -16,8 +16,9 @@ solved, and a list of *further* starts, solved only while the leg is not *settle
   side if it has one; further, the contact hint and the far side;
 - ``m >= 2`` obstacles: every obstacle lifted, the hints as given (Simbody's start), and
   for every obstacle three starts around the straight line (near side and quarter turns:
-  that obstacle hinted there, the others lifted), plus starts on the wrap sides of sided
-  obstacles; further, each obstacle's far side.
+  that obstacle hinted there, the others lifted; a sphere its near side only), plus
+  starts on the wrap sides of sided obstacles, and every sphere or cylinder on its exact
+  wrap between the leg's ends with the others lifted; further, each obstacle's far side.
 
 A leg over numerically shot or several obstacles is settled when two genuine candidates
 end on its shortest length (within what the tolerance leaves undetermined, `_slack`):
@@ -150,7 +151,10 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
     further: list[Start] = []
     for i in obstacles:
         near, quarter, far, three_quarter = side_hints(cable, scene, i, 4)
-        for side in (near, quarter, three_quarter):
+        # A sphere's quarter sides never alone reached a shortest path that its exact
+        # start (below) and near side miss (docs/cable.md#cold-start-candidates).
+        sides = (near,) if isinstance(cable.obstacles[i].surface, Sphere) else (near, quarter, three_quarter)
+        for side in sides:
             starts.append({j: side if j == i else None for j in obstacles})
         further.append({j: far if j == i else None for j in obstacles})
     sided = [i for i in obstacles if cable.obstacles[i].side is not None]
@@ -161,6 +165,13 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
         if len(sided) > 1:
             for i in sided:
                 starts.append({j: wrap_side_hint(cable, scene, j) if j == i else None for j in obstacles})
+    # A sphere or cylinder on its closed-form shortest wrap between the leg's ends, the
+    # others lifted: the leg's path wherever it touches that obstacle alone, which the
+    # sides can miss where a cylinder has two taut wraps of nearly equal length
+    # (docs/cable.md#cold-start-candidates).
+    for i in obstacles:
+        if isinstance(cable.obstacles[i].surface, _CLOSED_FORM):
+            starts.append({j: EXACT if j == i else None for j in obstacles})
     return starts, further, True
 
 

@@ -141,8 +141,8 @@ def closed_form_curve(
     plane_hint: Float[Array, "3"],
     momentum: Float[Array, "3"] | None = None,
 ) -> tuple[Bool[Array, ""], Geodesic, Float[Array, "3"]]:
-    """Obstacle ``i``, a sphere or cylinder alone in its leg, on its closed-form path
-    between the leg's end points (docs/surfaces.md#shortest-wrap): ``(touches, geodesic,
+    """Obstacle ``i``, a sphere or cylinder, on its closed-form path between the leg's end
+    points (docs/surfaces.md#shortest-wrap), as if alone in its leg: ``(touches, geodesic,
     tracking)``, whether the path wraps it, the wrap's geodesic, and the tracking point
     of the lifted curve where it does not (the line's point nearest the centre or axis,
     where the touchdown search ends, so the solver's first status update confirms it in
@@ -176,9 +176,9 @@ def initial_states(
     is set. Each obstacle's foot points and zero-length geodesics are computed by one
     `vmap` over the starts, so the compiled program holds them once, not once per start.
 
-    Where the static mask `exact` (S, n) is set, obstacle ``i`` (a sphere or cylinder
-    alone in its leg) starts on its closed-form shortest wrap between the leg's end points
-    (`shortest_wrap`, docs/surfaces.md#shortest-wrap): in contact on that geodesic, or
+    Where the static mask `exact` (S, n) is set, obstacle ``i`` (a sphere or cylinder;
+    the leg's other obstacles lifted) starts on its closed-form shortest wrap between the
+    leg's end points (`shortest_wrap`, docs/surfaces.md#shortest-wrap): in contact on that geodesic, or
     lifted where the straight line misses it (on the obstacle's wrap `side` if it has
     one); its hint only picks the plane of a sphere wrap that every plane solves."""
     dtype = scene.origin.dtype

@@ -20,10 +20,17 @@ import cable_trust  # noqa: E402
 
 import jaxwrap as jw  # noqa: E402
 
+# Configurations added to the random ones: the chain's number 193 of seed 0, where the
+# sphere stays lifted and the cylinder has two taut wraps 1.5 % apart; only the cylinder's
+# exact start (its closed-form shortest wrap between the leg's ends) reaches the shorter
+# one (docs/cable.md#cold-start-candidates).
+PINNED = {"chain": [193]}
+
 
 @pytest.mark.parametrize("kind", ["sphere", "cylinder", "ellipsoid", "torus", "chain"])
 def test_random_obstacle_rotations(kind):
-    r = cable_trust.check(kind, num=32, chunk=32, seed=7)
+    pinned = jax.random.split(jax.random.PRNGKey(0), 1024)[jnp.array(PINNED[kind])] if kind in PINNED else None
+    r = cable_trust.check(kind, num=32, chunk=32, seed=7, extra_keys=pinned)
     assert r["longer"] == 0 and r["nan"] == 0
     assert r["inside"] <= r["num"] // 8
     assert r["success"] == r["num"] - r["inside"]
