@@ -115,10 +115,17 @@ def run_cable_demo(num: int = 13, plot: str | None = "jaxwrap_demo.png", out=Non
     @functools.partial(jax.vmap, in_axes=(None, None, 0))
     def sweep(model, cable, angle):
         q = angle[None]
-        path = jw.solve_cable(cable, jw.forward_kinematics(model, q))
+
+        # The moment arm is -dL/dv along model.integrate (what jw.moment_arms computes),
+        # taken here from the same solve that gives the path, so the program solves once.
+        def length(v):
+            path = jw.solve_cable(cable, jw.forward_kinematics(model, jw.integrate(model, q, v)))
+            return path.length, path
+
+        gradient, path = jax.grad(length, has_aux=True)(jnp.zeros(model.nv, angles.dtype))
         return dict(
             length=path.length,
-            moment_arm=jw.moment_arms(model, cable, q)[0],
+            moment_arm=-gradient[0],
             iterations=path.num_iterations,
             in_contact=path.in_contact,
             converged=path.converged,
@@ -432,7 +439,8 @@ def run_tendons(path: str, num: int = 25, plot: str | None = "jaxwrap_tendons.pn
     @jax.jit
     @functools.partial(jax.vmap, in_axes=(None, None, 0))
     def evaluate(model, cables, q):
-        return jw.cable_lengths(model, cables, q), jw.moment_arms(model, cables, q)
+        # One solve of every path gives both (docs/cable-sets.md#moment-arms).
+        return jw.cable_lengths_and_moment_arms(model, cables, q)
 
     lengths, arms = jax.block_until_ready(evaluate(model, cables, configs))
     elapsed = time.perf_counter() - start
