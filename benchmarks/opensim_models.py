@@ -7,9 +7,9 @@ jaxwrap ``jit(vmap)`` versus OpenSim 4.6 per call, in one run.
 Models: arm26 and gait9dof18musc (tests/data/osim), or the ``--model`` files given.
 Locked coordinates stay at their default values.
 
-- jaxwrap: ``jw.cable_lengths_and_moment_arms`` and the per-cable results
-  (``jw.solve_cables``), one ``jit(vmap)`` call over the batch of random configurations
-  in the coordinate ranges;
+- jaxwrap: ``jw.solve_cables`` (lengths and per-cable results) and
+  ``jw.moment_arms_from_paths`` of its paths, one solve per path, in one ``jit(vmap)``
+  call over the batch of random configurations in the coordinate ranges;
 - OpenSim: per configuration, set the coordinates, ``realizePosition``, then
   ``getLength`` and ``computeMomentArm`` for every muscle and coordinate, through the
   Python bindings (their call overhead is included), over the first 256 configurations.
@@ -51,9 +51,9 @@ def _configurations(coordinates, batch: int, seed: int = 0) -> np.ndarray:
 
 
 def bench_jaxwrap(model, cables, q, repeats):
-    def evaluate(q):
-        lengths, arms = jw.cable_lengths_and_moment_arms(model, cables, q)
-        return lengths, arms, jw.solve_cables(cables, jw.forward_kinematics(model, q), q).converged
+    def evaluate(q):  # one solve gives the results and the moment arms
+        paths = jw.solve_cables(cables, jw.forward_kinematics(model, q), q)
+        return paths.length, jw.moment_arms_from_paths(model, cables, q, paths), paths.converged
 
     fn = jax.jit(jax.vmap(evaluate))
     q = jnp.asarray(q)

@@ -16,6 +16,7 @@ from ._cable import (
     cable_lengths as cable_lengths,
     cable_lengths_and_moment_arms as cable_lengths_and_moment_arms,
     moment_arms as moment_arms,
+    moment_arms_from_paths as moment_arms_from_paths,
     solve_cable as solve_cable,
     solve_cables as solve_cables,
 )

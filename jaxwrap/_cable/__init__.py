@@ -17,6 +17,7 @@ from ._set import (
     CableSetPath as CableSetPath,
     cable_lengths as cable_lengths,
     cable_lengths_and_moment_arms as cable_lengths_and_moment_arms,
+    moment_arms_from_paths as moment_arms_from_paths,
     solve_cables as solve_cables,
 )
 from ._solve import solve_cable as solve_cable

@@ -614,7 +614,20 @@ def cable_lengths_and_moment_arms(
     model: RobotModel, cables: CableSet, q: Real[ArrayLike, " nq"] | Sequence
 ) -> tuple[Float[Array, " n"], Float[Array, "n nv"]]:
     """Lengths (n_cables,) and moment arms ``-dL/dv`` (n_cables, nv) in one pass
-    (docs/cable-sets.md#moment-arms).
+    (docs/cable-sets.md#moment-arms): `solve_cables` at ``forward_kinematics(model, q)``,
+    then `moment_arms_from_paths` of its paths. Invalid input gives NaN lengths and NaN
+    rows."""
+    q = model.check_q(q)
+    paths = solve_cables(cables, forward_kinematics(model, q), q)
+    return paths.length, moment_arms_from_paths(model, cables, q, paths)
+
+
+def moment_arms_from_paths(
+    model: RobotModel, cables: CableSet, q: Real[ArrayLike, " nq"] | Sequence, paths: CableSetPath
+) -> Float[Array, "n nv"]:
+    """Moment arms ``-dL/dv`` (n_cables, nv) of `cables` at ``q`` from their solved
+    ``paths`` (``solve_cables(cables, forward_kinematics(model, q), q)``, possibly
+    warm-started), without solving again (docs/cable-sets.md#moment-arms).
 
     A moment arm is the generalized force of a unit tension: ``r = Σ_k J_kᵀ F_k`` over
     the bodies a leg acts on, with ``F_k`` the spatial force of unit tension on body k
@@ -622,33 +635,37 @@ def cable_lengths_and_moment_arms(
     about the ground origin, ``J_kᵀ F_k`` is every coordinate's twist (`dof_twists`,
     computed once) against ``F_k``, kept for the coordinates that move body k, so no body
     Jacobian is formed. Each leg costs one forward evaluation, not ``nv`` tangents or a
-    backward pass; second derivatives flow through it. Invalid input gives NaN lengths
-    and NaN rows."""
+    backward pass; second derivatives flow through it (the paths' implicit derivatives).
+    A cable whose length is NaN (invalid input) gets a NaN row."""
     q = model.check_q(q)
+    if not isinstance(paths, CableSetPath) or paths.names != cables.names:
+        raise ValueError("paths must be the CableSetPath that jw.solve_cables returns for these cables")
+    groups = _stacked_groups(cables)
+    if len(paths.groups) != len(groups):
+        raise ValueError("paths must be the CableSetPath that jw.solve_cables returns for these cables")
     dtype = jnp.result_type(q, float)
     poses = forward_kinematics(model, q)
     # One twist per joint motion (v's columns, then coupled joints), each adding to its
     # coordinate's column.
     twists = _motion_twists(model, poses, q).T  # (n_dof, 6)
     _, column, moves = model._joint_dofs()
-    pose_ok = pose_validity(poses)
     n = len(cables.names)
-    groups = _stacked_groups(cables)
-    leg_lengths, values, targets = [], [], []
+    values, targets = [], []
     conditional = any(cables.conditional)
     weights = _leg_weights(cables, groups, q) if conditional else [None] * len(groups)
     raw_lengths = []
-    for group, weight in zip(groups, weights):
+    for group, weight, path in zip(groups, weights, paths.groups):
         moved = moves[group.bodies].astype(dtype)  # (m, k, n_dof), static
+        leg = group.stacked
         if group.closed_form:
-            path, a, b = _solve_closed_form_group(group, poses, pose_ok)
-            rows = jax.vmap(_closed_form_lines)(group.stacked, a, b, path)
+            a = _points_on_bodies(poses, group.bodies[:, leg.origin_body], leg.origin_station)
+            b = _points_on_bodies(poses, group.bodies[:, leg.termination_body], leg.termination_station)
+            rows = jax.vmap(_closed_form_lines)(leg, a, b, path)
             # A piece pulls its two bodies with opposite wrenches: a coordinate that moves
             # both gets nothing from it.
             coef = np.stack([moved[:, i] - moved[:, j] for i, j in _line_bodies(moved.shape[1])], axis=1)
         else:
             local = _gather(poses, group.bodies)
-            path = jax.vmap(lambda c, p: solve_cable(c, p))(group.stacked, local)
             force = jax.vmap(lambda p: p.body_forces(1.0))(path)
             f = force[:, :, 1]
             rows = jnp.concatenate([f, force[:, :, 0] + jnp.cross(local.translation, f)], axis=-1)
@@ -662,19 +679,16 @@ def cable_lengths_and_moment_arms(
             raw = jnp.where(weight == 0, 0.0, raw)
             scale = jnp.where(weight == 0, 0.0, weight * scale)
         raw_lengths.append(raw)
-        leg_lengths.append(raw if weight is None else raw * weight)
         # Static (leg, coordinate) pairs with a share; the power of each row's wrench
         # against the coordinate's twist (elementwise: tiny batched dots run slowly).
-        leg, dof = np.nonzero(np.any(coef != 0, axis=1))
-        power = jnp.sum(rows[leg] * twists[dof][:, None, :], axis=-1)
-        values.append(jnp.sum(power * coef[leg, :, dof], axis=1) * scale[leg])
-        targets.append(group.owners[leg] * model.nv + column[dof])
+        pair_leg, dof = np.nonzero(np.any(coef != 0, axis=1))
+        power = jnp.sum(rows[pair_leg] * twists[dof][:, None, :], axis=-1)
+        values.append(jnp.sum(power * coef[pair_leg, :, dof], axis=1) * scale[pair_leg])
+        targets.append(group.owners[pair_leg] * model.nv + column[dof])
     if groups:
-        padded = jnp.concatenate([*leg_lengths, jnp.zeros(1, dtype)])
-        lengths = padded[_leg_table(groups, n)].sum(axis=1)
         arms = _sum_pairs(np.concatenate(targets), jnp.concatenate(values), n, model.nv, dtype)
     else:  # only fixed tendons
-        lengths, arms = jnp.zeros(n, dtype), jnp.zeros((n, model.nv), dtype)
+        arms = jnp.zeros((n, model.nv), dtype)
     if conditional and cables.blend > 0 and groups:
         # Blended branches: the weights' own derivative, -Σ_b L_b dw_b/dv.
         def all_weights(v):
@@ -685,11 +699,9 @@ def cable_lengths_and_moment_arms(
         padded = jnp.concatenate([rates, jnp.zeros((1, model.nv), dtype)])
         arms = arms - padded[_leg_table(groups, n)].sum(axis=1)
     if any(cables.linear):
-        lengths = lengths + cables.coefficients @ q
         dq_dv = jax.jacfwd(lambda v: integrate(model, q, v))(jnp.zeros(model.nv, dtype))
         arms = arms - cables.coefficients @ dq_dv
-    invalid = jnp.isnan(lengths)
-    return lengths, jnp.where(invalid[:, None], jnp.nan, arms)
+    return jnp.where(jnp.isnan(paths.length)[:, None], jnp.nan, arms)
 
 
 def _sum_pairs(targets: np.ndarray, values: Array, n: int, nv: int, dtype) -> Array:

@@ -35,8 +35,8 @@ def _load(name, wrap="mujoco"):
 
 def _evaluate(model, cables, q):
     """Lengths, ten_J (= dL/dq = -moment arms), result codes and per-obstacle contact."""
-    length, arms = jw.cable_lengths_and_moment_arms(model, cables, q)
     solution = jw.solve_cables(cables, jw.forward_kinematics(model, q), q)
+    length, arms = solution.length, jw.moment_arms_from_paths(model, cables, q, solution)
     contact = [_stack_flags(solution.obstacle_contact(n)) for n in cables.names]
     return length, -arms, solution.converged, contact
 
@@ -315,6 +315,31 @@ def test_invalid_pose_gives_nan_lengths_and_nan_derivatives(results):
     for jac in (forward, reverse):
         assert np.all(np.isnan(jac[failed, bad_body]))  # a where() would give a plausible 0 here
     assert np.all(np.isfinite(forward[~failed])) and np.any(forward[~failed] != 0)
+
+
+def test_moment_arms_from_solved_paths_equal_the_one_pass_evaluation():
+    """`jw.moment_arms_from_paths` takes the moment arms from paths already solved, cold or
+    warm-started, without solving again: the same numbers as
+    `jw.cable_lengths_and_moment_arms` (which is it, after `solve_cables`), and paths of
+    another cable set are refused."""
+    model, cables = _load("mujoco_pulley_fixed_site_wrap")
+    qs = jnp.asarray(FIXTURES["mujoco_pulley_fixed_site_wrap/qpos"][:4])
+
+    def both(q, previous_q):
+        lengths, arms = jw.cable_lengths_and_moment_arms(model, cables, q)
+        previous = jw.solve_cables(cables, jw.forward_kinematics(model, previous_q), previous_q)
+        warm = jw.solve_cables(cables, jw.forward_kinematics(model, q), q, warm_start=previous)
+        return lengths, arms, warm.length, jw.moment_arms_from_paths(model, cables, q, warm), warm.converged
+
+    lengths, arms, warm_lengths, warm_arms, ok = jax.jit(jax.vmap(both))(qs, jnp.roll(qs, 1, axis=0) * 0.9 + 0.1 * qs)
+    assert np.all(np.asarray(ok))
+    np.testing.assert_allclose(np.asarray(warm_lengths), np.asarray(lengths), atol=1e-12)
+    np.testing.assert_allclose(np.asarray(warm_arms), np.asarray(arms), atol=1e-9)
+    assert np.abs(np.asarray(arms)).max() > 1e-3
+    _, other = _load("mujoco_tendon")
+    q = qs[0]
+    with pytest.raises(ValueError, match="CableSetPath"):
+        jw.moment_arms_from_paths(model, cables, q, jw.solve_cables(other, jw.forward_kinematics(model, q), q))
 
 
 def test_a_model_without_tendons_has_an_empty_cable_set():

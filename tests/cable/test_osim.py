@@ -46,8 +46,8 @@ def solved(arm26):
 
     def evaluate(q):
         poses = jw.forward_kinematics(model, q)
-        lengths, arms = jw.cable_lengths_and_moment_arms(model, cables, q)
-        return poses, lengths, arms, jw.solve_cables(cables, poses)
+        paths = jw.solve_cables(cables, poses, q)
+        return poses, paths.length, jw.moment_arms_from_paths(model, cables, q, paths), paths
 
     return jax.jit(jax.vmap(evaluate))(jnp.asarray(FIXTURE["q"]))
 

@@ -40,8 +40,8 @@ def fixture(name: str):
 def evaluate(model, cables, qs):
     def one(q):
         poses = jw.forward_kinematics(model, q)
-        lengths, arms = jw.cable_lengths_and_moment_arms(model, cables, q)
-        return poses, lengths, arms, jw.solve_cables(cables, poses, q).result._value
+        paths = jw.solve_cables(cables, poses, q)
+        return poses, paths.length, jw.moment_arms_from_paths(model, cables, q, paths), paths.result._value
 
     return jax.jit(jax.vmap(one))(jnp.asarray(qs))
 
