@@ -638,10 +638,9 @@ def moment_arms_from_paths(
     backward pass; second derivatives flow through it (the paths' implicit derivatives).
     A cable whose length is NaN (invalid input) gets a NaN row."""
     q = model.check_q(q)
-    if not isinstance(paths, CableSetPath) or paths.names != cables.names:
-        raise ValueError("paths must be the CableSetPath that jw.solve_cables returns for these cables")
     groups = _stacked_groups(cables)
-    if len(paths.groups) != len(groups):
+    plans = tuple(tuple(plan for plan, _, _ in group.members) for group in groups)
+    if not isinstance(paths, CableSetPath) or paths.names != cables.names or paths.plans != plans:
         raise ValueError("paths must be the CableSetPath that jw.solve_cables returns for these cables")
     dtype = jnp.result_type(q, float)
     poses = forward_kinematics(model, q)

@@ -178,9 +178,10 @@ def initial_states(
 
     Where the static mask `exact` (S, n) is set, obstacle ``i`` (a sphere or cylinder;
     the leg's other obstacles lifted) starts on its closed-form shortest wrap between the
-    leg's end points (`shortest_wrap`, docs/surfaces.md#shortest-wrap): in contact on that geodesic, or
-    lifted where the straight line misses it (on the obstacle's wrap `side` if it has
-    one); its hint only picks the plane of a sphere wrap that every plane solves."""
+    leg's end points (`shortest_wrap`, docs/surfaces.md#shortest-wrap): in contact on that
+    geodesic, or lifted where the straight line misses it (on the obstacle's wrap `side`
+    if it has one); its hint only picks the plane of a sphere wrap that every plane
+    solves."""
     dtype = scene.origin.dtype
     num = lifted.shape[0]
     exact = np.zeros_like(lifted) if exact is None else exact
