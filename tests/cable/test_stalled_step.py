@@ -6,8 +6,9 @@ slow its linear convergence to a crawl a few degrees from the path, above the po
 threshold, until the iterations run out. The geometry is real: the lateral gastrocnemii of
 the two Rajagopal models (femoral condyles r = 2.5 cm, shank r = 5.5 cm with a wrap side)
 at 64 configurations each, body poses from OpenSim
-(tests/reference/generate_gastrocnemius.py). With the default settings and without the
-stall rule, 21 of these 256 solves ran out of budget at a smoothness of 0.05-0.11 rad."""
+(tests/reference/generate_gastrocnemius.py). Solved from the contact hints without the
+stall rule, 30 of these 256 solves run out of budget at a smoothness of 0.05-0.11 rad
+(with the default settings 21 did, until stop 48's exact starts)."""
 
 from __future__ import annotations
 
@@ -70,19 +71,27 @@ def test_default_settings_converge_where_the_minimum_length_step_stalls(default)
         np.testing.assert_allclose(lengths, L, atol=1e-7, rtol=0)
 
 
-def test_without_the_stall_rule_these_solves_run_out_of_iterations(default, monkeypatch):
+def test_without_the_stall_rule_these_solves_run_out_of_iterations(monkeypatch):
     """The scene exercises the rule: with it switched off (a stall window of 0), Simbody's
     damped step crawls and some solves end `max_iterations_reached` a few degrees from
-    the path, on paths that the rule finishes in a handful of corrections."""
+    the path, on paths that the rule finishes in a handful of corrections. Solved from the
+    contact hints (Simbody's start, ``cold_start="hints"``): since stop 48 the default
+    candidate start also starts each cylinder on its closed-form wrap between the leg's
+    ends (docs/cable.md#cold-start-candidates), which reaches these paths without a crawl,
+    so it no longer shows the stall (measured: 30 of the 256 hinted solves run out without
+    the rule, none of the default ones)."""
+    hints = dict(cold_start="hints")
+    with_rule = _solve_all(_solver_program(), **hints)
     monkeypatch.setattr(_solver, "STALL_WINDOW", 0.0)
     jax.clear_caches()  # programs traced with the rule on must not be reused, nor these after
     try:
-        lengths, results, iterations, smoothness = _solve_all(_solver_program())
+        lengths, results, iterations, smoothness = _solve_all(_solver_program(), **hints)
     finally:
         jax.clear_caches()
+    assert (with_rule[1] == RESULTS.successful._value).all()
     failed = results == RESULTS.max_iterations_reached._value
     assert failed.sum() >= 10, failed.sum()
     assert (smoothness[failed] < 4 * jw.CableSettings().gauss_newton_below).all()
-    assert (default[2][failed] <= 15).all() and (iterations[failed] == 50).all()
+    assert (with_rule[2][failed] <= 15).all() and (iterations[failed] == 50).all()
     ok = ~failed
-    np.testing.assert_allclose(lengths[ok], default[0][ok], atol=1e-7, rtol=0)
+    np.testing.assert_allclose(lengths[ok], with_rule[0][ok], atol=1e-7, rtol=0)
