@@ -69,17 +69,20 @@ def _touchdown_search(surface: AbstractSurface, a, b, guess, cable: AbstractCabl
 
 def update_status(
     cable: AbstractCableSpan, scene: Scene, state: CurveState, frozen: Bool[Array, " legs"]
-) -> tuple[CurveState, Bool[Array, " n"]]:
+) -> tuple[CurveState, Bool[Array, " n"], Bool[Array, " legs"]]:
     """Touchdown and liftoff (docs/cable.md#touchdown-and-liftoff), obstacle by obstacle in
     path order, each seeing the already-updated state of the obstacles before it. Returns
-    the new state and whether a neighbouring path point (end, via or adjacent contact
+    the new state, whether a neighbouring path point (end, via or adjacent contact
     point) lies inside each obstacle, where Simbody throws
-    (docs/cable.md#neighbour-point-inside-an-obstacle)."""
+    (docs/cable.md#neighbour-point-inside-an-obstacle), and per leg whether that point
+    is one of the leg's own ends (its start inside its first obstacle, or its end inside
+    its last): the scene alone decides that, so no iteration can undo it."""
     geodesics = list(state.geodesics)
     n = len(geodesics)
     status = [state.status[i] for i in range(n)]
     tracking = [state.tracking[i] for i in range(n)]
     inside = [jnp.array(False)] * n
+    stuck = [jnp.array(False)] * len(cable.legs())
     # End points as the obstacles after each see them; a curve (re)started here is a
     # zero-length geodesic at its seed's projection, built after the sweep for every
     # obstacle of one kind at once (`map_by_kind`).
@@ -96,9 +99,14 @@ def update_status(
                 nxt = jnp.where(status[j] != LIFTED, X_GS[j].apply(ends_P[j]), nxt)
             X_SG = X_GS[i].inverse()
             prev_S, next_S = X_SG.apply(prev), X_SG.apply(nxt)
-            inside[i] = (surface.is_surface_defined(prev_S) & (surface.implicit(prev_S) > 0)) | (
-                surface.is_surface_defined(next_S) & (surface.implicit(next_S) > 0)
-            )
+            prev_inside = surface.is_surface_defined(prev_S) & (surface.implicit(prev_S) > 0)
+            next_inside = surface.is_surface_defined(next_S) & (surface.implicit(next_S) > 0)
+            inside[i] = prev_inside | next_inside
+            # The first obstacle's prev is always the leg's start, the last one's next its end.
+            if k == 0:
+                stuck[leg] = stuck[leg] | prev_inside
+            if k == len(obstacles) - 1:
+                stuck[leg] = stuck[leg] | next_inside
             g = geodesics[i]
             p_P, n_P = g.p_SP, g.R_SP[:, 1]
 
@@ -139,7 +147,7 @@ def update_status(
         jnp.stack(status).astype(jnp.int32) if n else jnp.zeros(0, jnp.int32),
         jnp.stack(tracking) if n else jnp.zeros((0, 3), dtype),
     )
-    return new_state, (jnp.stack(inside) if n else jnp.zeros(0, bool))
+    return new_state, (jnp.stack(inside) if n else jnp.zeros(0, bool)), jnp.stack(stuck)
 
 
 # ---------------------------------------------------------------------------- corrections
@@ -434,7 +442,7 @@ def _solver_body(cable: AbstractCableSpan, scene: Scene, carry: SolverCarry) -> 
     stale = carry.state.status == STALE
     stale_leg = jnp.zeros(num_legs, bool).at[leg_of].max(stale) if n else jnp.zeros(num_legs, bool)
     before = dataclasses.replace(carry.state, status=jnp.where(stale, IN_CONTACT, carry.state.status))
-    state, inside = update_status(cable, scene, before, carry.done)
+    state, inside, stuck = update_status(cable, scene, before, carry.done)
     inside = jnp.where(carry.done[leg_of], carry.inside, inside) if n else inside
     ev = evaluate(cable, scene, state)
     smoothness = jnp.where(carry.done, carry.smoothness, ev.smoothness)
@@ -447,7 +455,10 @@ def _solver_body(cable: AbstractCableSpan, scene: Scene, carry: SolverCarry) -> 
     recheck = recheck | stale_leg
     smooth = ev.smoothness <= cable.settings.smoothness_tolerance
     out_of_iterations = (carry.iterations >= cable.settings.max_iterations) & ~stale_leg
-    finished = carry.done | (smooth & ~recheck) | out_of_iterations
+    # A leg with an end inside its first or last obstacle fails whatever the solver does
+    # (that point is fixed): it stops at its first update, as Simbody throws there
+    # (docs/cable.md#neighbour-point-inside-an-obstacle), instead of spending its budget.
+    finished = carry.done | (smooth & ~recheck) | out_of_iterations | stuck
     stepping = ~finished  # legs that take a correction this iteration
     weight = jnp.where(stepping[leg_of], ev.smoothness[leg_of], 0.0) if n else jnp.zeros(0, dtype)
     stalled = stalled_legs(carry.iterations, carry.smoothness, ev.smoothness)[leg_of] if n else None

@@ -81,6 +81,43 @@ def test_end_point_inside_obstacle_is_reported():
     assert bool(ok.check(poses((3, 0.5, 0))).converged)
 
 
+@pytest.mark.parametrize("cold_start", ["candidates", "hints"])
+def test_a_leg_with_an_end_inside_its_obstacle_stops_at_its_first_update(cold_start):
+    """An end station or via point inside its leg's first or last obstacle is that
+    obstacle's neighbour in every update, so the leg fails whatever the solver does: it
+    stops at its first status update (where Simbody throws), in every candidate start,
+    instead of spending its iteration budget. The result and the per-obstacle flags are
+    as before; the cable's other legs are solved as they are alone."""
+    I = jnp.eye(3)
+    egg = jw.Ellipsoid(jnp.array([1.0, 0.6, 0.8]))
+    wrapped = jw.Ellipsoid(jnp.array([0.5, 0.7, 0.6]))
+    # Leg 0: the origin inside the first ellipsoid. Leg 1: a via point over the second one.
+    # Leg 2: the termination inside the third.
+    cable = (
+        jw.CableSpan(0, [0.3, 0.1, 0.0], 0, [9.2, 0.1, 0.0])
+        .add_obstacle(0, T(), egg, contact_hint=[0, 0.6, 0])
+        .add_via_point(0, [3.0, 0.2, 0.0])
+        .add_obstacle(0, T(I, [4.5, 0.0, 0.0]), wrapped, contact_hint=[0, 0.7, 0])
+        .add_via_point(0, [6.0, 0.2, 0.0])
+        .add_obstacle(0, T(I, [9.0, 0.0, 0.0]), egg, contact_hint=[0, 0.6, 0])
+        .with_settings(cold_start=cold_start)
+    )
+    alone = (
+        jw.CableSpan(0, [3.0, 0.2, 0.0], 0, [6.0, 0.2, 0.0])
+        .add_obstacle(0, T(I, [4.5, 0.0, 0.0]), wrapped, contact_hint=[0, 0.7, 0])
+        .with_settings(cold_start=cold_start)
+    )
+    X = jw.Transform(jnp.eye(3)[None], jnp.zeros((1, 3)))
+    path = jax.jit(jw.solve_cable)(cable, X)
+    middle = jax.jit(jw.solve_cable)(alone, X)
+    assert path.result == jw.RESULTS.endpoint_inside_obstacle
+    assert path.endpoint_inside.tolist() == [True, False, True]
+    assert bool(middle.converged) and bool(middle.in_contact[0]) and int(middle.num_iterations) > 0
+    # The stuck legs took no correction; the middle one took those it takes alone.
+    assert int(path.num_iterations) == int(middle.num_iterations)
+    np.testing.assert_allclose(path.curve_segment_arc_length(1), middle.curve_segment_arc_length(0), rtol=1e-12)
+
+
 def test_point_outside_a_height_map_domain_is_not_inside():
     """Simbody only counts a neighbour as inside where the surface is defined: an end point
     below the continued height map but off its grid is fine. (The termination is low enough
