@@ -14,7 +14,8 @@ solved, and a list of *further* starts, solved only while the leg is not *settle
   near side of the straight line (its point nearest the surface origin, pushed out beyond
   the surface), both quarter turns from there about the line, and a start on the wrap
   side if it has one; further, the contact hint and the far side;
-- ``m >= 2`` obstacles: every obstacle lifted, the hints as given (Simbody's start), and
+- ``m >= 2`` obstacles: every obstacle lifted, the hints as given (Simbody's start; not
+  where no obstacle of the leg has a hint, which makes it the lifted start again), and
   for every obstacle three starts around the straight line (near side and quarter turns:
   that obstacle hinted there, the others lifted; a sphere its near side only), plus
   starts on the wrap sides of sided obstacles, and every sphere or cylinder on its exact
@@ -147,7 +148,11 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
         if cable.obstacles[i].side is not None:
             starts.append({i: wrap_side_hint(cable, scene, i)})
         return starts, [{i: cable.obstacles[i].contact_hint}, {i: far}], True
-    starts: list[Start] = [dict.fromkeys(obstacles), {i: cable.obstacles[i].contact_hint for i in obstacles}]
+    starts: list[Start] = [dict.fromkeys(obstacles)]
+    if any(cable.obstacles[i].contact_hint is not None for i in obstacles):
+        # Without any hint (OpenSim's wraps) Simbody's start is the lifted one again: solved
+        # twice, it would settle the leg by agreeing with itself.
+        starts.append({i: cable.obstacles[i].contact_hint for i in obstacles})
     further: list[Start] = []
     for i in obstacles:
         near, quarter, far, three_quarter = side_hints(cable, scene, i, 4)
