@@ -116,7 +116,7 @@ def main() -> None:
         structures = cables.num_structures()
         print(f"\n{os.path.basename(path)}: {len(cables)} muscles, nv {model.nv}, {structures} leg structures")
         print(f"  jaxwrap jit(vmap)   {t_jw * 1e6:9.2f} us/config   compile {compile_s:6.1f} s")
-        print(f"  OpenSim             {t_os * 1e6:9.2f} us/config   ratio OpenSim/jaxwrap {t_os / t_jw:6.1f}")
+        print(f"  OpenSim             {t_os * 1e6:9.2f} us/config   ratio OpenSim/jaxwrap {t_os / t_jw:8.3g}")
         for k, name in enumerate(cables.names):
             good = ok[:256, k]
             diff = np.abs(L[:256, k] - L0[:, k])[good]
