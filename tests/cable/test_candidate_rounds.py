@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import jaxwrap as jw
-from jaxwrap._cable._candidates import screen_accuracy, settled
+from jaxwrap._cable._candidates import _leg_starts, screen_accuracy, settled
 from jaxwrap._cable._solver import run_solver
 from jaxwrap._cable._state import IN_CONTACT, STALE, CurveState, build_scene
 
@@ -26,6 +26,28 @@ import cable_sweeps  # noqa: E402
 import cable_trust as ct  # noqa: E402
 
 INF = np.inf
+
+
+def test_a_leg_without_hints_does_not_solve_its_lifted_start_twice():
+    """Without any contact hint (OpenSim's wraps), Simbody's start is the lifted start
+    again: it is left out, so the one path cannot count as two agreeing candidates."""
+    T = jw.Transform.from_translation
+
+    def leg(hint):
+        return (
+            jw.CableSpan(0, [-3.0, 0.2, 0.0], 0, [5.0, 0.3, 0.0])
+            .add_obstacle(0, T([0.0, 0.0, 0.0]), jw.Sphere(1.0), contact_hint=hint)
+            .add_obstacle(0, T([2.0, 0.0, 0.0]), jw.Ellipsoid(jnp.array([0.5, 0.8, 0.6])), contact_hint=hint)
+        )
+
+    X = jw.Transform(jnp.eye(3)[None], jnp.zeros((1, 3)))
+    hinted, hintless = leg([0.0, 1.0, 0.0]), leg(None)
+    first_hinted, further_hinted, _ = _leg_starts(hinted, build_scene(hinted, X), 0)
+    first, further, _ = _leg_starts(hintless, build_scene(hintless, X), 0)
+    assert len(first) == len(first_hinted) - 1 and len(further) == len(further_hinted)
+    lifted = [k for k, start in enumerate(first + further) if all(v is None for v in start.values())]
+    assert lifted == [0]
+    assert bool(jax.jit(jw.solve_cable)(hintless, X).converged)
 
 
 def test_settled_needs_two_agreeing_genuine_candidates_where_asked():
