@@ -13,7 +13,7 @@ solved, and a list of *further* starts, solved only while the leg is not *settle
 - one obstacle of any other kind (ellipsoid, torus, implicit, height map): lifted, the
   near side of the straight line (its point nearest the surface origin, pushed out beyond
   the surface), both quarter turns from there about the line, and a start on the wrap
-  side if it has one; further, the contact hint and the far side;
+  side if it has one; further, the contact hint (where it has one) and the far side;
 - ``m >= 2`` obstacles: every obstacle lifted, the hints as given (Simbody's start; not
   where no obstacle of the leg has a hint, which makes it the lifted start again), and
   for every obstacle three starts around the straight line (near side and quarter turns:
@@ -147,7 +147,9 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
         starts = [{i: None}, {i: near}, {i: quarter}, {i: three_quarter}]
         if cable.obstacles[i].side is not None:
             starts.append({i: wrap_side_hint(cable, scene, i)})
-        return starts, [{i: cable.obstacles[i].contact_hint}, {i: far}], True
+        # Without a hint (OpenSim's wraps) the hint start is the lifted one again.
+        hint = [] if cable.obstacles[i].contact_hint is None else [{i: cable.obstacles[i].contact_hint}]
+        return starts, [*hint, {i: far}], True
     starts: list[Start] = [dict.fromkeys(obstacles)]
     if any(cable.obstacles[i].contact_hint is not None for i in obstacles):
         # Without any hint (OpenSim's wraps) Simbody's start is the lifted one again: solved

@@ -48,6 +48,13 @@ def test_a_leg_without_hints_does_not_solve_its_lifted_start_twice():
     lifted = [k for k, start in enumerate(first + further) if all(v is None for v in start.values())]
     assert lifted == [0]
     assert bool(jax.jit(jw.solve_cable)(hintless, X).converged)
+    # A lone ellipsoid without a hint: no second lifted start among its further starts.
+    lone = jw.CableSpan(0, [-3.0, 0.2, 0.0], 0, [3.0, 0.3, 0.0]).add_obstacle(
+        0, T([0.0, 0.0, 0.0]), jw.Ellipsoid(jnp.array([0.5, 0.8, 0.6]))
+    )
+    first, further, _ = _leg_starts(lone, build_scene(lone, X), 0)
+    assert [k for k, start in enumerate(first + further) if all(v is None for v in start.values())] == [0]
+    assert len(further) == 1
 
 
 def test_settled_needs_two_agreeing_genuine_candidates_where_asked():
