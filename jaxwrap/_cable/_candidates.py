@@ -63,7 +63,16 @@ from .._misc import any_lane, batched_like, safe_normalize, segment_nearest_to_o
 from .._surfaces import Cylinder, Sphere
 from ._definition import AbstractCableSpan
 from ._faults import leg_faults, leg_scores
-from ._solver import SolverCarry, run_solver, run_solver_stack, select, shot_numerically
+from ._solver import (
+    NO_PAUSE,
+    SolverCarry,
+    initial_carry,
+    resume,
+    run_solver,
+    run_solver_stack,
+    select,
+    shot_numerically,
+)
 from ._state import (
     IN_CONTACT,
     LIFTED,
@@ -346,14 +355,62 @@ def score_slots(
         return leg_scores(eqx.combine(d, static), sc, carry)
 
     lengths, genuine = stack_where(score, ~jnp.all(frozen, axis=-1), carries, (dyn, scene))
-    return lengths, genuine & ~frozen
+    return lengths, genuine & ~frozen & ~carries.paused
+
+
+#: A start of a leg of several obstacles pauses after this many corrections, except the
+#: leg's first start (lifted); paused starts are resumed, from where they paused, only on
+#: legs the other starts leave unsettled (docs/cable.md#paused-starts).
+CANDIDATE_PATIENCE = 20
+
+
+def _patience(cable: AbstractCableSpan, r, K: int) -> Int[Array, "K legs"]:
+    """Per slot of round `r` (fresh starts) and leg, the corrections after which it pauses:
+    `CANDIDATE_PATIENCE` in legs of several obstacles, never in the first slot of the
+    first round (each leg's first start, which also reports the leg's failure where no
+    start is genuine) nor in a leg of one obstacle (docs/cable.md#paused-starts)."""
+    several = np.array([len(obs) > 1 for obs in cable.legs()], bool)
+    patience = np.where(several[None, :], CANDIDATE_PATIENCE, NO_PAUSE) * np.ones((K, 1), np.int64)
+    first = np.zeros((K, len(several)), bool)
+    first[0] = True
+    return jnp.where(jnp.asarray(first) & (r == 0), NO_PAUSE, jnp.asarray(patience, jnp.int32))
+
+
+def _resume_rounds(cable: AbstractCableSpan, R: int) -> int:
+    """The rounds that resume paused starts: one per round of starts where some leg has
+    several obstacles (the only starts that pause), else none."""
+    return R if any(len(obs) > 1 for obs in cable.legs()) else 0
+
+
+def _round_carries(
+    cable: AbstractCableSpan,
+    scene: Scene,
+    r,
+    R: int,
+    states: CurveState,
+    frozen: Bool[Array, "K legs"],
+    store: SolverCarry,
+    settled_legs: Bool[Array, " legs"],
+) -> tuple[SolverCarry, Bool[Array, "K legs"]]:
+    """The carries round `r` starts from, and the slots it does not solve: in the first
+    `R` rounds, round ``r``'s starts (`states`, not solving `frozen`), pausing as
+    `_patience` says; in the next `R`, the starts of round ``r - R`` (`store`) that
+    paused, resumed on the legs not `settled_legs`."""
+    K = frozen.shape[0]
+    fresh = jax.vmap(lambda st, fr, pa: initial_carry(cable, scene, st, fr, pa))(states, frozen, _patience(cable, r, K))
+    stored = jax.tree.map(lambda x: x[jnp.maximum(r - R, 0)], store)
+    resumed = jax.vmap(lambda c: resume(c, ~settled_legs))(stored)
+    carries = jax.tree.map(lambda f, s: jnp.where(r < R, f, s), fresh, resumed)
+    return carries, carries.done
 
 
 def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
     """The candidate cold start: the rounds of `_schedule` in turn, each leg frozen once it
-    is `settled`, then per leg the best (`choose`). Where a leg has numerically shot
-    curves, the rounds are a screen at `screen_accuracy` and the kept candidate is
-    finished at the cable's accuracy (`_screen_and_finish`)."""
+    is `settled`, the starts of legs of several obstacles pausing (`_patience`), then
+    the paused starts resumed where their leg is not settled, then per leg the best
+    (`choose`). Where a leg has numerically shot curves, the rounds are a screen at
+    `screen_accuracy` and the kept candidate is finished at the cable's accuracy
+    (`_screen_and_finish`)."""
     states, unused, by_agreement = _schedule(cable, scene)
     numeric = _numeric(cable)
     numeric_legs = np.array([bool(numeric[list(obs)].any()) for obs in cable.legs()], bool)
@@ -363,22 +420,37 @@ def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
     straight = straight_lengths(scene)
     dtype = scene.origin.dtype
 
-    def solve_round(scores, inputs):
-        r, states, unused = inputs
-        frozen = settled(cable, scores, by_agreement, straight=straight)[None, :] | unused
-        carries = run_solver_stack(cable, scene, states, frozen)
+    if R == 1:  # no obstacles: one straight start per leg, nothing to pause
+        state = jax.tree.map(lambda x: x[0], states)
+        carries = jax.vmap(lambda st, fr: initial_carry(cable, scene, st, fr))(state, jnp.asarray(unused[0]))
+        carries = run_solver_stack(cable, scene, carries)
+        lengths, genuine = score_slots(cable, scene, carries, jnp.asarray(unused[0]))
+        return choose(cable, carries, lengths, genuine)
+
+    def solve_round(loop, r):
+        scores, store = loop
+        legs_settled = settled(cable, scores, by_agreement, straight=straight)
+        fr = legs_settled[None, :] | jnp.asarray(unused)[jnp.minimum(r, R - 1)]
+        start, frozen = _round_carries(
+            cable, scene, r, R, jax.tree.map(lambda x: x[jnp.minimum(r, R - 1)], states), fr, store, legs_settled
+        )
+        carries = run_solver_stack(cable, scene, start)
         lengths, genuine = score_slots(cable, scene, carries, frozen)
-        scores = jax.lax.dynamic_update_slice(scores, jnp.where(genuine, lengths, jnp.inf), (r * K, 0))
-        return scores, (carries, lengths, genuine)
+        # A round writes its slots' scores; a resume round only those it solved.
+        at = jnp.where(r < R, r, r - R)
+        old = jax.lax.dynamic_slice(scores, (at * K, 0), (K, num_legs))
+        new = jnp.where(genuine, lengths, jnp.inf)
+        scores = jax.lax.dynamic_update_slice(scores, jnp.where(frozen & (r >= R), old, new), (at * K, 0))
+        store = jax.tree.map(lambda full, c: full.at[at].set(c), store, carries)
+        return (scores, store), None
 
     scores = jnp.full((R * K, num_legs), jnp.inf, dtype)
-    if R == 1:
-        _, (carries, lengths, genuine) = solve_round(scores, (0, *jax.tree.map(lambda x: x[0], (states, unused))))
-    else:
-        scores = batched_like(scores, (states, straight))  # one trace of the rounds (as below)
-        _, per_round = jax.lax.scan(solve_round, scores, (jnp.arange(R), states, jnp.asarray(unused)))
-        carries, lengths, genuine = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), per_round)
-    return choose(cable, carries, lengths, genuine)
+    store = jax.vmap(jax.vmap(lambda st: initial_carry(cable, scene, st, jnp.ones(num_legs, bool))))(states)
+    # One trace of the rounds (the loop batched from the start, as below).
+    scores, store = batched_like((scores, store), (states, straight))
+    (scores, store), _ = jax.lax.scan(solve_round, (scores, store), jnp.arange(R + _resume_rounds(cable, R)))
+    carries = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), store)
+    return choose(cable, carries, scores, jnp.isfinite(scores))
 
 
 def _screen_and_finish(
@@ -390,15 +462,16 @@ def _screen_and_finish(
     numeric_legs: np.ndarray,
 ) -> SolverCarry:
     """The rounds of `_schedule` with every curve shot at `screen_accuracy` (the screen),
-    the best candidate of each leg kept as they come (`choose` over the best so far and
-    the round, ties to the earlier), then one more round, the finish: each leg whose kept
-    candidate is genuine and has numerically shot curves in contact solved again from it
-    at the cable's accuracy, those curves marked `STALE` so that the solver's first iteration
-    reshoots them before evaluating them (docs/cable.md#screen-and-finish). All rounds
-    run in one `lax.scan`, so the solver loop and its geodesic integrators are traced
-    and compiled once."""
+    the starts of legs of several obstacles pausing (`_patience`) and resumed where
+    their leg is not settled after them (docs/cable.md#paused-starts), the best candidate of each
+    leg kept as they come (`choose` over the best so far and the round, ties to the
+    earlier), then one more round, the finish: each leg whose kept candidate is genuine
+    and has numerically shot curves in contact solved again from it at the cable's
+    accuracy, those curves marked `STALE` so that the solver's first iteration reshoots
+    them before evaluating them (docs/cable.md#screen-and-finish). All rounds run in
+    one `lax.scan`, so the solver loop and its geodesic integrators are traced and
+    compiled once."""
     R, K, num_legs = unused.shape
-    n = cable.num_obstacles
     dtype = scene.origin.dtype
     full = jnp.asarray(cable.settings.curve_segment_accuracy, dtype)
     coarse = jnp.asarray(screen_accuracy(cable), dtype)
@@ -406,17 +479,18 @@ def _screen_and_finish(
     leg_of = np.array(cable.leg_of_obstacle(), int)
     straight = straight_lengths(scene)
     # The finish solves slot 0 of each leg with numerically shot curves; the rest idle.
-    finish_unused = np.ones((1, K, num_legs), bool)
-    finish_unused[0, 0] = ~numeric_legs
-    all_unused = np.concatenate([unused, finish_unused])
-    all_states = jax.tree.map(lambda x: jnp.concatenate([x, x[:1]]), states)
+    finish_unused = np.ones((K, num_legs), bool)
+    finish_unused[0] = ~numeric_legs
+    FINISH = R + _resume_rounds(cable, R)
 
-    def solve_round(loop, inputs):
-        scores, best, best_length, best_genuine = loop
-        r, states, unused = inputs
-        finishing = r == R
+    def solve_round(loop, r):
+        scores, store, best, best_length, best_genuine = loop
+        finishing = r == FINISH
         c = _with_accuracy(cable, jnp.where(finishing, full, coarse))
-        screened = settled(c, scores, by_agreement, coarse, straight)[None, :] | unused
+        legs_settled = settled(c, scores, by_agreement, coarse, straight)
+        state = jax.tree.map(lambda x: x[jnp.minimum(r, R - 1)], states)
+        screened = legs_settled[None, :] | jnp.asarray(unused)[jnp.minimum(r, R - 1)]
+        start, frozen = _round_carries(c, scene, r, R, state, screened, store, legs_settled)
         # A leg whose kept candidate is no genuine path is returned as it is, with its
         # failure (as without the screen); only genuine ones are finished, and only
         # where a numerically shot curve is in contact (the screen's accuracy touched
@@ -424,21 +498,26 @@ def _screen_and_finish(
         shot = jnp.asarray(numeric) & (best.state.status == IN_CONTACT)
         curved = jnp.zeros(num_legs, bool).at[jnp.asarray(leg_of)].max(shot)
         finish = jnp.asarray(numeric_legs) & best_genuine & curved
-        frozen = jnp.where(finishing, jnp.asarray(unused) | ~finish[None, :], screened)
         # The kept candidate's numerically shot curves in contact are marked for the
         # solver to reshoot at full accuracy before it evaluates them.
-        stale = finishing & finish[leg_of] & shot
+        stale = finish[leg_of] & shot
         kept = dataclasses.replace(best.state, status=jnp.where(stale, STALE, best.state.status))
-        start = jax.tree.map(lambda x, k: x.at[0].set(jnp.where(finishing, k, x[0])), states, kept)
-        carries = run_solver_stack(c, scene, start, frozen)
+        finish_frozen = jnp.asarray(finish_unused) | ~finish[None, :]
+        finish_state = jax.tree.map(lambda x, k: x.at[0].set(k), state, kept)
+        finishing_start = jax.vmap(lambda st, fr: initial_carry(c, scene, st, fr))(finish_state, finish_frozen)
+        start = jax.tree.map(lambda f, s: jnp.where(finishing, f, s), finishing_start, start)
+        frozen = jnp.where(finishing, finish_frozen, frozen)
+        carries = run_solver_stack(c, scene, start)
         lengths, genuine = score_slots(c, scene, carries, frozen)
-        updated = jax.lax.dynamic_update_slice(
-            scores, jnp.where(genuine, lengths, jnp.inf), (jnp.minimum(r, R - 1) * K, 0)
-        )
-        scores = jnp.where(finishing, scores, updated)
+        # A round writes its slots' scores and carries; a resume round only those it solved.
+        at = jnp.where(r < R, r, jnp.minimum(r - R, R - 1))
+        old = jax.lax.dynamic_slice(scores, (at * K, 0), (K, num_legs))
+        new = jnp.where(frozen & (r >= R), old, jnp.where(genuine, lengths, jnp.inf))
+        scores = jnp.where(finishing, scores, jax.lax.dynamic_update_slice(scores, new, (at * K, 0)))
+        store = jax.tree.map(lambda s, x: jnp.where(finishing, s, s.at[at].set(x)), store, carries)
         # The best so far first, so that it wins ties with this round; before the first
         # round that is the first slot's candidate, kept where none is genuine (with its
-        # failure, as `choose` does).
+        # failure, as `choose` does; it never pauses).
         first = r == 0
         prev = jax.tree.map(lambda b, x: jnp.where(first, x[0], b), best, carries)
         pool = jax.tree.map(lambda b, x: jnp.concatenate([b[None], x]), prev, carries)
@@ -454,19 +533,14 @@ def _screen_and_finish(
         new_best = jax.tree.map(lambda f, s: jnp.where(finishing, f, s), finished, chosen)
         new_length = jnp.where(finishing, best_length, pool_lengths[pick, legs])
         new_genuine = jnp.where(finishing, best_genuine, pool_genuine[pick, legs])
-        return (scores, new_best, new_length, new_genuine), None
+        return (scores, store, new_best, new_length, new_genuine), None
 
-    # A placeholder of the right shapes; the first round replaces it.
-    best0 = SolverCarry(
-        jax.tree.map(lambda x: x[0, 0], states),
-        jnp.zeros(num_legs, jnp.int32),
-        jnp.ones(num_legs, bool),
-        jnp.full(num_legs, jnp.inf, dtype),
-        jnp.zeros(n, bool),
-        jnp.zeros(n, bool),
-    )
+    # Placeholders of the right shapes; the first round replaces them.
+    store = jax.vmap(jax.vmap(lambda st: initial_carry(cable, scene, st, jnp.ones(num_legs, bool))))(states)
+    best0 = jax.tree.map(lambda x: x[0, 0], store)
     loop = (
         jnp.full((R * K, num_legs), jnp.inf, dtype),
+        store,
         best0,
         jnp.full(num_legs, jnp.inf, dtype),
         jnp.zeros(num_legs, bool),
@@ -474,7 +548,7 @@ def _screen_and_finish(
     # The rounds batch every carry under `vmap`; batched from the start, the scan traces
     # its body once instead of twice (docs/performance.md#loops-batched-in-one-pass).
     loop = batched_like(loop, (states, straight))
-    (_, best, _, _), _ = jax.lax.scan(solve_round, loop, (jnp.arange(R + 1), all_states, jnp.asarray(all_unused)))
+    (_, _, best, _, _), _ = jax.lax.scan(solve_round, loop, jnp.arange(FINISH + 1))
     return best
 
 
@@ -513,6 +587,8 @@ def _take(cable: AbstractCableSpan, carries: SolverCarry, pick: Int[Array, " leg
         per_leg(carries.smoothness),
         per_obstacle(carries.inside),
         per_obstacle(carries.geodesic_failed),
+        per_leg(carries.patience),
+        per_leg(carries.paused),
     )
 
 
@@ -541,6 +617,8 @@ def _where_legs(
         jnp.where(take, new.smoothness, old.smoothness),
         jnp.where(on, new.inside, old.inside),
         jnp.where(on, new.geodesic_failed, old.geodesic_failed),
+        jnp.where(take, new.patience, old.patience),
+        jnp.where(take, new.paused, old.paused),
     )
 
 
@@ -594,14 +672,7 @@ def solve_warm(
         return restart, _where_legs(cable, take, carry, kept), kept_faults
 
     # Placeholders of the carry's shapes; the first round replaces them.
-    kept = SolverCarry(
-        state,
-        jnp.zeros(num_legs, jnp.int32),
-        jnp.ones(num_legs, bool),
-        jnp.zeros(num_legs, dtype),
-        jnp.zeros(n, bool),
-        jnp.zeros(n, bool),
-    )
+    kept = initial_carry(cable, scene, state, jnp.ones(num_legs, bool))
     loop = batched_like((jnp.ones(num_legs, bool), kept, (jnp.zeros(n, bool),) * 4), (states, scene))
     rounds = (jnp.arange(2), states, jnp.asarray(unused))
     (_, kept, faults), _ = jax.lax.scan(lambda loop, inputs: (solve_round(loop, inputs), None), loop, rounds)

@@ -34,6 +34,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import jax.scipy.linalg
+import numpy as np
 from jaxtyping import Array, Bool, Float, Int, PyTree
 
 from .._misc import concretely, lane_cond, map_by_kind
@@ -419,7 +420,9 @@ def limit_step(cable: AbstractCableSpan, evaluation: Evaluation, c: Float[Array,
 # ---------------------------------------------------------------------------- the loop
 class SolverCarry(eqx.Module):
     """The loop state: curves, per-leg iteration counts, finished flags and smoothness,
-    and the per-obstacle inside and geodesic-failure flags."""
+    and the per-obstacle inside and geodesic-failure flags; per leg, the correction
+    count at which it pauses (`patience`) and whether it has (`paused`: finished for the
+    loop, not solved; docs/cable.md#paused-starts)."""
 
     state: CurveState
     iterations: Int[Array, " legs"]
@@ -427,6 +430,12 @@ class SolverCarry(eqx.Module):
     smoothness: Float[Array, " legs"]
     inside: Bool[Array, " n"]
     geodesic_failed: Bool[Array, " n"]
+    patience: Int[Array, " legs"]
+    paused: Bool[Array, " legs"]
+
+
+#: A `patience` that never pauses a leg.
+NO_PAUSE = np.iinfo(np.int32).max
 
 
 def _solver_body(cable: AbstractCableSpan, scene: Scene, carry: SolverCarry) -> SolverCarry:
@@ -441,11 +450,23 @@ def _solver_body(cable: AbstractCableSpan, scene: Scene, carry: SolverCarry) -> 
     # which is not finished before the next evaluation (docs/cable.md#screen-and-finish).
     stale = carry.state.status == STALE
     stale_leg = jnp.zeros(num_legs, bool).at[leg_of].max(stale) if n else jnp.zeros(num_legs, bool)
+    # A leg that has taken its `patience` of corrections pauses before this iteration: it
+    # is left exactly as it is, so that resumed (`resume`) it goes on as if never paused
+    # (docs/cable.md#paused-starts).
+    pause = ~carry.done & (carry.iterations >= carry.patience)
+    done = carry.done | pause
     before = dataclasses.replace(carry.state, status=jnp.where(stale, IN_CONTACT, carry.state.status))
-    state, inside, stuck = update_status(cable, scene, before, carry.done)
-    inside = jnp.where(carry.done[leg_of], carry.inside, inside) if n else inside
+    state, inside, stuck = update_status(cable, scene, before, done)
+    if n:
+        on = pause[leg_of]
+        state = dataclasses.replace(
+            state,
+            status=jnp.where(on, carry.state.status, state.status),
+            tracking=jnp.where(on[:, None], carry.state.tracking, state.tracking),
+        )
+    inside = jnp.where(done[leg_of], carry.inside, inside) if n else inside
     ev = evaluate(cable, scene, state)
-    smoothness = jnp.where(carry.done, carry.smoothness, ev.smoothness)
+    smoothness = jnp.where(done, carry.smoothness, ev.smoothness)
     # A curve that lifted off in this update was not searched for touchdown on its new
     # straight line: its leg is not finished before the next update has done that
     # (docs/cable.md#touchdown-and-liftoff). Simbody stops here; the extra update
@@ -458,7 +479,7 @@ def _solver_body(cable: AbstractCableSpan, scene: Scene, carry: SolverCarry) -> 
     # A leg with an end inside its first or last obstacle fails whatever the solver does
     # (that point is fixed): it stops at its first update, as Simbody throws there
     # (docs/cable.md#neighbour-point-inside-an-obstacle), instead of spending its budget.
-    finished = carry.done | (smooth & ~recheck) | out_of_iterations | stuck
+    finished = done | (smooth & ~recheck) | out_of_iterations | stuck
     stepping = ~finished  # legs that take a correction this iteration
     weight = jnp.where(stepping[leg_of], ev.smoothness[leg_of], 0.0) if n else jnp.zeros(0, dtype)
     stalled = stalled_legs(carry.iterations, carry.smoothness, ev.smoothness)[leg_of] if n else None
@@ -483,18 +504,16 @@ def _solver_body(cable: AbstractCableSpan, scene: Scene, carry: SolverCarry) -> 
     # A leg whose geodesic failed stops: its state holds NaN from here on.
     finished = finished | jnp.zeros(num_legs, bool).at[leg_of].max(failed) if n else finished
     counted = stepping & ~smooth & ~stale_leg
-    return SolverCarry(state, carry.iterations + counted.astype(jnp.int32), finished, smoothness, inside, failed)
+    iterations = carry.iterations + counted.astype(jnp.int32)
+    return SolverCarry(state, iterations, finished, smoothness, inside, failed, carry.patience, carry.paused | pause)
 
 
-def _traced_body(static, dyn, scene: Scene, state0: CurveState, frozen: Bool[Array, " legs"]):
+def _traced_body(static, dyn, scene: Scene, carry: SolverCarry):
     """`_solver_body` of one lane, traced once into a jaxpr (from the per-lane shapes of
-    `dyn`, `scene` and the carry of `state0`, `frozen`) and returned as a function that
-    evaluates it. A `custom_vmap` traces its unbatched function and then its batched
-    rule; both loops take their body from here, so the Python code of an iteration is
-    traced once, not twice (docs/performance.md#compile-time)."""
-    carry = jax.eval_shape(
-        lambda d, sc, s, f: _initial_carry(eqx.combine(d, static), sc, s, f), dyn, scene, state0, frozen
-    )
+    `dyn`, `scene` and `carry`) and returned as a function that evaluates it. A
+    `custom_vmap` traces its unbatched function and then its batched rule; both loops
+    take their body from here, so the Python code of an iteration is traced once, not
+    twice (docs/performance.md#compile-time)."""
     avals = jax.tree.map(lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)), (dyn, scene, carry))
     flat, tree = jax.tree.flatten(avals)
 
@@ -513,15 +532,38 @@ def _traced_body(static, dyn, scene: Scene, state0: CurveState, frozen: Bool[Arr
     return run
 
 
-def _initial_carry(cable: AbstractCableSpan, scene: Scene, state0: CurveState, frozen: Bool[Array, " legs"]):
+def initial_carry(
+    cable: AbstractCableSpan,
+    scene: Scene,
+    state0: CurveState,
+    frozen: Bool[Array, " legs"],
+    patience: Int[Array, " legs"] | None = None,
+) -> SolverCarry:
+    """The carry a solve from `state0` starts with: legs `frozen` finished, each leg
+    pausing after `patience` corrections (never by default)."""
     n, num_legs = cable.num_obstacles, len(cable.legs())
+    patience = jnp.full(num_legs, NO_PAUSE, jnp.int32) if patience is None else jnp.asarray(patience, jnp.int32)
     return SolverCarry(
         state0,
         jnp.zeros(num_legs, jnp.int32),
-        frozen,
+        jnp.asarray(frozen, bool),
         jnp.zeros(num_legs, scene.origin.dtype),
         jnp.zeros(n, bool),
         jnp.zeros(n, bool),
+        jnp.broadcast_to(patience, (num_legs,)),
+        jnp.zeros(num_legs, bool),
+    )
+
+
+def resume(carry: SolverCarry, legs: Bool[Array, " legs"]) -> SolverCarry:
+    """`carry` with its paused `legs` unpaused and never pausing again (they go on from
+    where they paused), and every other leg finished (docs/cable.md#paused-starts)."""
+    go = carry.paused & legs
+    return dataclasses.replace(
+        carry,
+        done=~go,
+        patience=jnp.where(go, NO_PAUSE, carry.patience),
+        paused=carry.paused & ~go,
     )
 
 
@@ -545,9 +587,9 @@ def buffer_size(size: int) -> int:
     return min(MAX_BUFFER, max(COMPACT_FROM // 2, size // BUFFER_FRACTION))
 
 
-def _compacted_loop(static, body, args, batched, size: int) -> SolverCarry:
-    """The solver loop over `size` lanes (`args` = (cable arrays, scene, state0, frozen),
-    batched along axis 0 where `batched` says True), with lane compaction.
+def _compacted_loop(static, body, dyn, scene, carry: SolverCarry, batched, size: int) -> SolverCarry:
+    """The solver loop over `size` lanes from `carry` (batched along axis 0; `dyn` and
+    `scene` batched along axis 0 where `batched` says True), with lane compaction.
 
     The loop iterates a buffer of `buffer_size` slots, each holding one lane. After every
     iteration the slots are written back to the batch, and each slot whose lane has
@@ -556,16 +598,11 @@ def _compacted_loop(static, body, args, batched, size: int) -> SolverCarry:
     iterations each costs about ``Σ n_b / M`` buffer iterations plus the tail of the
     slowest lanes, instead of ``B · max n_b`` lane iterations; and the loop body is
     compiled once, at the buffer's size."""
-    dyn, scene, state0, frozen = args
     axes = jax.tree.map(lambda b: 0 if b else None, batched)
-
-    def init(d, sc, s0, fr):
-        return _initial_carry(eqx.combine(d, static), sc, s0, fr)
 
     def step(d, sc, carry):
         return jax.vmap(body, in_axes=(axes[0], axes[1], 0))(d, sc, carry)
 
-    carry = jax.vmap(init, in_axes=axes, axis_size=size)(dyn, scene, state0, frozen)
     slots = buffer_size(size)
     if slots == size:
         return jax.lax.while_loop(lambda c: _unfinished(c) > 0, lambda c: step(dyn, scene, c), carry)
@@ -623,7 +660,7 @@ def run_solver(
     docs/performance.md#lane-compaction); the results are those of each lane alone."""
     frozen = jnp.zeros(len(cable.legs()), bool) if frozen is None else frozen
     dyn, static = eqx.partition(cable, eqx.is_array)
-    body = _traced_body(static, dyn, scene, state0, frozen)
+    body = _traced_body(static, dyn, scene, jax.eval_shape(initial_carry, cable, scene, state0, frozen))
 
     @jax.custom_batching.custom_vmap
     def solve(dyn, scene, state0, frozen):
@@ -631,39 +668,45 @@ def run_solver(
         return jax.lax.while_loop(
             lambda carry: ~jnp.all(carry.done),
             lambda carry: body(dyn, scene, carry),
-            _initial_carry(c, scene, state0, frozen),
+            initial_carry(c, scene, state0, frozen),
         )
 
     @solve.def_vmap
     def _batched(axis_size, in_batched, dyn, scene, state0, frozen):
-        carry = _compacted_loop(static, body, (dyn, scene, state0, frozen), tuple(in_batched), axis_size)
+        dyn_b, scene_b, state_b, frozen_b = in_batched
+        axes = tuple(jax.tree.map(lambda b: 0 if b else None, tree) for tree in in_batched)
+
+        def init(d, sc, s0, fr):
+            return initial_carry(eqx.combine(d, static), sc, s0, fr)
+
+        carry = jax.vmap(init, in_axes=axes, axis_size=axis_size)(dyn, scene, state0, frozen)
+        carry = _compacted_loop(static, body, dyn, scene, carry, (dyn_b, scene_b), axis_size)
         return carry, jax.tree.map(lambda _: True, carry)
 
     return solve(dyn, scene, state0, frozen)
 
 
-def run_solver_stack(
-    cable: AbstractCableSpan, scene: Scene, states: CurveState, frozen: Bool[Array, "K legs"]
-) -> SolverCarry:
-    """`run_solver` for a stack of ``K`` starts of one cable in one scene (leading axis
-    of `states` and `frozen`), as ``jax.vmap(run_solver, in_axes=(None, None, 0, 0))``.
-    Under an outer `jax.vmap` over ``B`` scenes the ``B·K`` solves are compacted as one
-    batch (docs/performance.md#lane-compaction), not ``K`` at a time."""
+def run_solver_stack(cable: AbstractCableSpan, scene: Scene, carries: SolverCarry) -> SolverCarry:
+    """The solver loop for a stack of ``K`` solves of one cable in one scene, each from
+    its carry (leading axis of `carries`: `initial_carry` of a start, or a paused solve
+    `resume`d), as ``jax.vmap`` of the loop over them. Under an outer `jax.vmap` over
+    ``B`` scenes the ``B·K`` solves are compacted as one batch
+    (docs/performance.md#lane-compaction), not ``K`` at a time."""
     dyn, static = eqx.partition(cable, eqx.is_array)
-    size = frozen.shape[0]
-    body = _traced_body(static, dyn, scene, jax.tree.map(lambda x: x[0], states), frozen[0])
+    size = carries.done.shape[0]
+    body = _traced_body(static, dyn, scene, jax.tree.map(lambda x: x[0], carries))
 
     def flags(tree, value):
         return jax.tree.map(lambda _: value, tree)
 
     @jax.custom_batching.custom_vmap
-    def solve(dyn, scene, states, frozen):
-        batched = (flags(dyn, False), flags(scene, False), flags(states, True), flags(frozen, True))
-        return _compacted_loop(static, body, (dyn, scene, states, frozen), batched, size)
+    def solve(dyn, scene, carries):
+        batched = (flags(dyn, False), flags(scene, False))
+        return _compacted_loop(static, body, dyn, scene, carries, batched, size)
 
     @solve.def_vmap
-    def _batched(axis_size, in_batched, dyn, scene, states, frozen):
-        # Lane b * K + k is start k of batch element b.
+    def _batched(axis_size, in_batched, dyn, scene, carries):
+        # Lane b * K + k is solve k of batch element b.
         def per_scene(x, is_batched):
             return jnp.repeat(x, size, axis=0) if is_batched else x
 
@@ -671,16 +714,18 @@ def run_solver_stack(
             x = x if is_batched else jnp.broadcast_to(x, (axis_size, *x.shape))
             return x.reshape(axis_size * size, *x.shape[2:])
 
-        dyn_b, scene_b, states_b, frozen_b = in_batched
-        args = (
+        dyn_b, scene_b, carries_b = in_batched
+        lanes = jax.tree.map(per_start, carries, carries_b)
+        carry = _compacted_loop(
+            static,
+            body,
             jax.tree.map(per_scene, dyn, dyn_b),
             jax.tree.map(per_scene, scene, scene_b),
-            jax.tree.map(per_start, states, states_b),
-            per_start(frozen, frozen_b),
+            lanes,
+            (dyn_b, scene_b),
+            axis_size * size,
         )
-        batched = (dyn_b, scene_b, flags(states, True), True)
-        carry = _compacted_loop(static, body, args, batched, axis_size * size)
         carry = jax.tree.map(lambda x: x.reshape(axis_size, size, *x.shape[1:]), carry)
         return carry, flags(carry, True)
 
-    return solve(dyn, scene, states, frozen)
+    return solve(dyn, scene, carries)
