@@ -29,6 +29,11 @@ between its ends, which no path can beat: such a leg's lifted start runs alone i
 opening round, and where the line clears its obstacles no other start runs
 (docs/cable.md#the-straight-line-certificate).
 
+In a leg of several obstacles every start but the first pauses after
+`CANDIDATE_PATIENCE` corrections and counts as no candidate; after the rounds of starts,
+the paused ones are resumed from where they paused on the legs still not settled
+(docs/cable.md#paused-starts).
+
 Starts run in rounds of ``K`` slots (``K`` the longest first round), batched within a
 round (`run_solver_stack`: under an outer `vmap` the slots of the whole batch are
 compacted together, docs/performance.md#lane-compaction) and one `lax.scan` over rounds
