@@ -58,7 +58,7 @@ print(
     f"converged {bool(path.converged)} in {int(path.num_iterations)} iterations"
 )
 forces = path.body_forces(100.0)  # (n_bodies, 2, 3) [moment, force] for 100 N
-r = jax.jit(jw.moment_arms)(model, cable, q)  # -dL/dq by implicit differentiation
+r = jax.jit(jw.moment_arms)(model, cable, q)  # -dL/dq, from the solved path's forces
 print(f"moment arm {float(r[0]) * 1e3:.3f} mm")
 
 # A moment-arm curve: every angle solved cold in one jit(vmap) call, no hint tuning (the

@@ -100,7 +100,7 @@ def elbow_model_and_cable():
 
 def run_cable_demo(num: int = 13, plot: str | None = "jaxwrap_demo.png", out=None) -> None:
     """Sweep the elbow over its range in one batched call: solve the cable, take the moment
-    arm by implicit differentiation, print a table and (with matplotlib) save a plot."""
+    arm (-dL/dq, from the path's forces), print a table and (with matplotlib) save a plot."""
     import jax
     import jax.numpy as jnp
 
@@ -116,16 +116,13 @@ def run_cable_demo(num: int = 13, plot: str | None = "jaxwrap_demo.png", out=Non
     def sweep(model, cable, angle):
         q = angle[None]
 
-        # The moment arm is -dL/dv along model.integrate (what jw.moment_arms computes),
-        # taken here from the same solve that gives the path, so the program solves once.
-        def length(v):
-            path = jw.solve_cable(cable, jw.forward_kinematics(model, jw.integrate(model, q, v)))
-            return path.length, path
-
-        gradient, path = jax.grad(length, has_aux=True)(jnp.zeros(model.nv, angles.dtype))
+        # The moment arm -dL/dv (what jw.moment_arms computes), from the same solve that
+        # gives the path, so the program solves once.
+        path = jw.solve_cable(cable, jw.forward_kinematics(model, q))
+        arm = jw.moment_arms_from_paths(model, cable, q, path)
         return dict(
             length=path.length,
-            moment_arm=-gradient[0],
+            moment_arm=arm[0],
             iterations=path.num_iterations,
             in_contact=path.in_contact,
             converged=path.converged,
@@ -181,7 +178,7 @@ def _plot_cable_demo(model, angles, result, path, out) -> None:
     ax2.plot(np.degrees(angles), np.asarray(result["moment_arm"]) * 1e3, "o-")
     ax2.set_xlabel("elbow flexion [deg]")
     ax2.set_ylabel("moment arm -dL/dq [mm]")
-    ax2.set_title("moment arm (implicit differentiation)")
+    ax2.set_title("moment arm -dL/dq")
     ax2.grid(True)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

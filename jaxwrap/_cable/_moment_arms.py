@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import jax
-import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float, Real
 
-from .._kinematics import RobotModel, forward_kinematics, integrate
+from .._kinematics import RobotModel, forward_kinematics
 from ._definition import AbstractCableSpan
 from ._path import CablePath
-from ._set import CableSet, cable_set_moment_arms
+from ._set import CableSet, cable_set_moment_arms, path_moment_arms
 from ._solve import solve_cable
 from ._state import CurveState
 
@@ -26,10 +24,12 @@ def moment_arms(
 
     ``r_k = -dL/dv_k``: the generalized force per unit tension that the cable applies to
     coordinate k (for a revolute joint, the classic muscle moment arm, positive when
-    shortening the cable turns the joint positively). Computed by reverse-mode
-    differentiation of the solved length through ``forward_kinematics(model, integrate(model, q, v))``
-    at ``v = 0``, i.e. implicit differentiation of the converged path; the cable's body
-    indices are the model's (0 = world).
+    shortening the cable turns the joint positively): the derivative of the solved length
+    along ``forward_kinematics(model, integrate(model, q, v))`` at ``v = 0``. It is taken
+    from the solved path's forces, the power of a unit tension's wrench on each body
+    against each coordinate's twist (docs/cable.md#moment-arms): one solve, no backward
+    pass, and differentiable again in any mode through the path's implicit derivatives.
+    The cable's body indices are the model's (0 = world).
 
     **Arguments:**
 
@@ -45,8 +45,5 @@ def moment_arms(
     if isinstance(cable, CableSet):
         return cable_set_moment_arms(model, cable, q)
     q = model.check_q(q)
-
-    def length(v):
-        return solve_cable(cable, forward_kinematics(model, integrate(model, q, v)), warm_start=warm_start).length
-
-    return -jax.grad(length)(jnp.zeros(model.nv, dtype=jnp.result_type(q, float)))
+    poses = forward_kinematics(model, q)
+    return path_moment_arms(model, q, solve_cable(cable, poses, warm_start=warm_start))

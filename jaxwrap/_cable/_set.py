@@ -623,8 +623,11 @@ def cable_lengths_and_moment_arms(
 
 
 def moment_arms_from_paths(
-    model: RobotModel, cables: CableSet, q: Real[ArrayLike, " nq"] | Sequence, paths: CableSetPath
-) -> Float[Array, "n nv"]:
+    model: RobotModel,
+    cables: CableSet | AbstractCableSpan,
+    q: Real[ArrayLike, " nq"] | Sequence,
+    paths: CableSetPath | CablePath,
+) -> Float[Array, "n nv"] | Float[Array, " nv"]:
     """Moment arms ``-dL/dv`` (n_cables, nv) of `cables` at ``q`` from their solved
     ``paths`` (``solve_cables(cables, forward_kinematics(model, q), q)``, possibly
     warm-started), without solving again (docs/cable-sets.md#moment-arms).
@@ -636,7 +639,15 @@ def moment_arms_from_paths(
     computed once) against ``F_k``, kept for the coordinates that move body k, so no body
     Jacobian is formed. Each leg costs one forward evaluation, not ``nv`` tangents or a
     backward pass; second derivatives flow through it (the paths' implicit derivatives).
-    A cable whose length is NaN (invalid input) gets a NaN row."""
+    A cable whose length is NaN (invalid input) gets a NaN row.
+
+    For one cable (a `CableSpan` and the `CablePath` that ``solve_cable`` returns for it at
+    ``forward_kinematics(model, q)``): its (nv,) moment arms, taken the same way
+    (docs/cable.md#moment-arms)."""
+    if isinstance(cables, AbstractCableSpan):
+        if not isinstance(paths, CablePath):
+            raise ValueError("for one cable, paths must be the CablePath that jw.solve_cable returns for it")
+        return path_moment_arms(model, model.check_q(q), paths)
     q = model.check_q(q)
     groups = _stacked_groups(cables)
     plans = tuple(tuple(plan for plan, _, _ in group.members) for group in groups)
@@ -701,6 +712,30 @@ def moment_arms_from_paths(
         dq_dv = jax.jacfwd(lambda v: integrate(model, q, v))(jnp.zeros(model.nv, dtype))
         arms = arms - cables.coefficients @ dq_dv
     return jnp.where(jnp.isnan(paths.length)[:, None], jnp.nan, arms)
+
+
+def path_moment_arms(model: RobotModel, q: Real[ArrayLike, " nq"], path: CablePath) -> Float[Array, " nv"]:
+    """``-dL/dv`` of a solved path (``solve_cable(cable, forward_kinematics(model, q))``)
+    from its forces (docs/cable.md#moment-arms): the power of a unit tension's wrench on
+    every body against every coordinate's twist, summed over the bodies that coordinate
+    moves. One solve and no backward pass; NaN where the length is NaN."""
+    poses = path.body_poses
+    if poses.translation.shape[-2] != model.num_bodies:
+        raise ValueError(
+            f"the path was solved at {poses.translation.shape[-2]} body poses, but model {model.name!r} has "
+            f"{model.num_bodies} bodies: solve it at forward_kinematics(model, q)"
+        )
+    dtype = poses.translation.dtype
+    force = path.body_forces(jnp.ones((), dtype))  # (bodies, [moment about the body origin, force])
+    f = force[:, 1]
+    wrench = jnp.concatenate([f, force[:, 0] + jnp.cross(poses.translation, f)], axis=-1)  # [F; M_O]
+    twists = _motion_twists(model, poses, q)  # (6, n_dof)
+    _, column, moves = model._joint_dofs()
+    power = jnp.sum(jnp.where(jnp.asarray(moves), wrench @ twists, 0.0), axis=0)  # (n_dof,)
+    to_v = np.zeros((len(column), model.nv))
+    to_v[np.arange(len(column)), column] = 1.0  # coupled joints add to their source's column
+    arms = power @ jnp.asarray(to_v, dtype)
+    return jnp.where(jnp.isnan(path.length), jnp.nan, arms)
 
 
 def _sum_pairs(targets: np.ndarray, values: Array, n: int, nv: int, dtype) -> Array:
