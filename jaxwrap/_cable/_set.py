@@ -720,6 +720,10 @@ def path_moment_arms(model: RobotModel, q: Real[ArrayLike, " nq"], path: CablePa
     every body against every coordinate's twist, summed over the bodies that coordinate
     moves. One solve and no backward pass; NaN where the length is NaN."""
     poses = path.body_poses
+    if poses.translation.ndim != 2:
+        raise ValueError(
+            f"one path, not a batch of shape {poses.translation.shape[:-2]}: map over a batch with jax.vmap"
+        )
     if poses.translation.shape[-2] != model.num_bodies:
         raise ValueError(
             f"the path was solved at {poses.translation.shape[-2]} body poses, but model {model.name!r} has "

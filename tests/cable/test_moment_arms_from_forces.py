@@ -128,6 +128,11 @@ def test_moment_arms_from_a_path_check_what_they_are_given(setup, library_checks
     np.testing.assert_allclose(
         jw.moment_arms_from_paths(model, straight, q[0], path), jw.moment_arms(model, straight, q[0])
     )
+    batch = jax.vmap(jw.solve_cable, in_axes=(None, 0))(
+        straight, jax.vmap(jw.forward_kinematics, in_axes=(None, 0))(model, q)
+    )
+    with pytest.raises(ValueError, match="jax.vmap"):
+        jw.moment_arms_from_paths(model, straight, q[0], batch)
     with pytest.raises(ValueError, match="CablePath"):
         jw.moment_arms_from_paths(model, straight, q[0], path.length)
     more = jw.Transform(
