@@ -57,6 +57,7 @@ on no genuine path is solved again from the leg lifted (`solve_warm`).
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, NamedTuple
 
 import equinox as eqx
 import jax
@@ -394,16 +395,16 @@ def _round_carries(
     R: int,
     states: CurveState,
     frozen: Bool[Array, "K legs"],
-    store: SolverCarry,
+    store: PackedCarries,
     settled_legs: Bool[Array, " legs"],
 ) -> tuple[SolverCarry, Bool[Array, "K legs"]]:
     """The carries round `r` starts from, and the slots it does not solve: in the first
     `R` rounds, round ``r``'s starts (`states`, not solving `frozen`), pausing as
-    `_patience` says; in the next `R`, the starts of round ``r - R`` (`store`) that
-    paused, resumed on the legs not `settled_legs`."""
+    `_patience` says; in the next `R`, the starts of round ``r - R`` (`store`, packed)
+    that paused, resumed on the legs not `settled_legs`."""
     K = frozen.shape[0]
     fresh = jax.vmap(lambda st, fr, pa: initial_carry(cable, scene, st, fr, pa))(states, frozen, _patience(cable, r, K))
-    stored = jax.tree.map(lambda x: x[jnp.maximum(r - R, 0)], store)
+    stored = store.map(lambda x: x[jnp.maximum(r - R, 0)]).unpack()
     resumed = jax.vmap(lambda c: resume(c, ~settled_legs))(stored)
     carries = jax.tree.map(lambda f, s: jnp.where(r < R, f, s), fresh, resumed)
     return carries, carries.done
@@ -446,16 +447,17 @@ def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
         old = jax.lax.dynamic_slice(scores, (at * K, 0), (K, num_legs))
         new = jnp.where(genuine, lengths, jnp.inf)
         scores = jax.lax.dynamic_update_slice(scores, jnp.where(frozen & (r >= R), old, new), (at * K, 0))
-        store = jax.tree.map(lambda full, c: full.at[at].set(c), store, carries)
+        store = store.map(lambda full, c: full.at[at].set(c), store.pack(carries, 1))
         return (scores, store), None
 
     scores = jnp.full((R * K, num_legs), jnp.inf, dtype)
     store = jax.vmap(jax.vmap(lambda st: initial_carry(cable, scene, st, jnp.ones(num_legs, bool))))(states)
+    store = PackedCarries.of(store, 2)
     # One trace of the rounds (the loop batched from the start, as below).
     scores, store = batched_like((scores, store), (states, straight))
     (scores, store), _ = jax.lax.scan(solve_round, (scores, store), jnp.arange(R + _resume_rounds(cable, R)))
-    carries = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), store)
-    return choose(cable, carries, scores, jnp.isfinite(scores))
+    slots = store.map(lambda x: x.reshape(-1, *x.shape[2:]))
+    return _take_packed(cable, slots, _pick(cable, scores, jnp.isfinite(scores))).unpack()
 
 
 def _screen_and_finish(
@@ -489,7 +491,8 @@ def _screen_and_finish(
     FINISH = R + _resume_rounds(cable, R)
 
     def solve_round(loop, r):
-        scores, store, best, best_length, best_genuine = loop
+        scores, store, best_packed, best_length, best_genuine = loop
+        best = best_packed.unpack()
         finishing = r == FINISH
         c = _with_accuracy(cable, jnp.where(finishing, full, coarse))
         legs_settled = settled(c, scores, by_agreement, coarse, straight)
@@ -514,35 +517,43 @@ def _screen_and_finish(
         frozen = jnp.where(finishing, finish_frozen, frozen)
         carries = run_solver_stack(c, scene, start)
         lengths, genuine = score_slots(c, scene, carries, frozen)
+        # The finish replaces the kept candidate of the legs it solved, whatever its
+        # outcome; their corrections are those of the screen and the finish together
+        # (added to every slot of the finish round: only slot 0 is kept).
+        extra = jnp.where(finishing & finish, best.iterations, 0)
+        carries = jax.vmap(lambda c: dataclasses.replace(c, iterations=c.iterations + extra))(carries)
+        # Everything below moves whole carries; it does so on their packed arrays, a few
+        # per carry instead of one per leaf (docs/performance.md#packed-candidate-bookkeeping).
+        packed = store.pack(carries, 1)
         # A round writes its slots' scores and carries; a resume round only those it solved.
         at = jnp.where(r < R, r, jnp.minimum(r - R, R - 1))
         old = jax.lax.dynamic_slice(scores, (at * K, 0), (K, num_legs))
         new = jnp.where(frozen & (r >= R), old, jnp.where(genuine, lengths, jnp.inf))
         scores = jnp.where(finishing, scores, jax.lax.dynamic_update_slice(scores, new, (at * K, 0)))
-        store = jax.tree.map(lambda s, x: jnp.where(finishing, s, s.at[at].set(x)), store, carries)
+        store = store.map(lambda s, x: jnp.where(finishing, s, s.at[at].set(x)), packed)
         # The best so far first, so that it wins ties with this round; before the first
         # round that is the first slot's candidate, kept where none is genuine (with its
         # failure, as `choose` does; it never pauses).
         first = r == 0
-        prev = jax.tree.map(lambda b, x: jnp.where(first, x[0], b), best, carries)
-        pool = jax.tree.map(lambda b, x: jnp.concatenate([b[None], x]), prev, carries)
+        prev = best_packed.map(lambda b, x: jnp.where(first, x[0], b), packed)
+        pool = prev.map(lambda b, x: jnp.concatenate([b[None], x]), packed)
         pool_lengths = jnp.concatenate([jnp.where(first, jnp.inf, best_length)[None], lengths])
         pool_genuine = jnp.concatenate([(best_genuine & ~first)[None], genuine])
         pick = _pick(c, pool_lengths, pool_genuine, coarse)
-        chosen = _take(cable, pool, pick)
+        chosen = _take_packed(cable, pool, pick)
         legs = jnp.arange(num_legs)
-        # The finish replaces the kept candidate of the legs it solved, whatever its
-        # outcome; their corrections are those of the screen and the finish together.
-        finished = _take(cable, pool, jnp.where(finish, 1, 0))
-        finished = dataclasses.replace(finished, iterations=finished.iterations + jnp.where(finish, best.iterations, 0))
-        new_best = jax.tree.map(lambda f, s: jnp.where(finishing, f, s), finished, chosen)
+        # The finish replaces the kept candidate of the legs it solved (slot 0 of the
+        # round, pool slot 1), the others keep theirs (pool slot 0).
+        finished = _take_packed(cable, pool, jnp.where(finish, 1, 0))
+        new_best = finished.map(lambda f, s: jnp.where(finishing, f, s), chosen)
         new_length = jnp.where(finishing, best_length, pool_lengths[pick, legs])
         new_genuine = jnp.where(finishing, best_genuine, pool_genuine[pick, legs])
         return (scores, store, new_best, new_length, new_genuine), None
 
     # Placeholders of the right shapes; the first round replaces them.
     store = jax.vmap(jax.vmap(lambda st: initial_carry(cable, scene, st, jnp.ones(num_legs, bool))))(states)
-    best0 = jax.tree.map(lambda x: x[0, 0], store)
+    store = PackedCarries.of(store, 2)
+    best0 = store.map(lambda x: x[0, 0])
     loop = (
         jnp.full((R * K, num_legs), jnp.inf, dtype),
         store,
@@ -554,7 +565,7 @@ def _screen_and_finish(
     # its body once instead of twice (docs/performance.md#loops-batched-in-one-pass).
     loop = batched_like(loop, (states, straight))
     (_, _, best, _, _), _ = jax.lax.scan(solve_round, loop, jnp.arange(FINISH + 1))
-    return best
+    return best.unpack()
 
 
 def _pick(
@@ -571,30 +582,138 @@ def _pick(
     return jnp.argmax(tied, axis=0)  # the first True; 0 when none is
 
 
-def _take(cable: AbstractCableSpan, carries: SolverCarry, pick: Int[Array, " legs"]) -> SolverCarry:
-    """Per leg, slot ``pick[leg]`` of a stack of carries (leading axis: slots)."""
+class _Layout(NamedTuple):
+    """Where each leaf of a `SolverCarry` lies in its packed arrays (static): per
+    obstacle, the leaves of its geodesic then `status`, `tracking`, `inside` and
+    `geodesic_failed`; per leg, `iterations`, `done`, `smoothness`, `patience` and
+    `paused`. Each entry is (array, first column, columns, shape of one item)."""
+
+    geodesic: Any  # the treedef of one obstacle's geodesic (None without obstacles)
+    per_obstacle: tuple[tuple[int, int, int, tuple[int, ...]], ...]
+    per_leg: tuple[tuple[int, int, int, tuple[int, ...]], ...]
+    obstacle_dtypes: tuple[str, ...]
+    leg_dtypes: tuple[str, ...]
+
+
+def _obstacle_leaves(carry: SolverCarry, lead: int) -> list:
+    """The per-obstacle leaves of `carry` (`lead` leading slot axes), obstacle axis after
+    the slot axes; every geodesic has the same structure, so each of its leaves is one
+    stack over the obstacles."""
+    geodesics = [jax.tree.leaves(g) for g in carry.state.geodesics]
+    stacked = [jnp.stack(leaf, axis=lead) for leaf in zip(*geodesics)]
+    state = carry.state
+    return [*stacked, state.status, state.tracking, carry.inside, carry.geodesic_failed]
+
+
+def _leg_leaves(carry: SolverCarry) -> list:
+    return [carry.iterations, carry.done, carry.smoothness, carry.patience, carry.paused]
+
+
+def _columns(leaves: list, lead: int) -> tuple[tuple, tuple[str, ...]]:
+    """Layout entries (array, first column, columns, item shape) of leaves of shape
+    ``(*slots, count, *item)``, one array per dtype in order of first appearance."""
+    dtypes: list[str] = []
+    widths: list[int] = []
+    entries = []
+    for leaf in leaves:
+        item = tuple(leaf.shape[lead + 1 :])
+        dtype = str(leaf.dtype)
+        if dtype not in dtypes:
+            dtypes.append(dtype)
+            widths.append(0)
+        g = dtypes.index(dtype)
+        size = int(np.prod(item, dtype=int))
+        entries.append((g, widths[g], size, item))
+        widths[g] += size
+    return tuple(entries), tuple(dtypes)
+
+
+def _pack(leaves: list, entries: tuple, num_arrays: int, lead: int) -> tuple[Array, ...]:
+    groups: list[list[Array]] = [[] for _ in range(num_arrays)]
+    for leaf, (g, _, size, _) in zip(leaves, entries):
+        groups[g].append(leaf.reshape(*leaf.shape[: lead + 1], size))
+    return tuple(jnp.concatenate(group, axis=-1) for group in groups)
+
+
+class PackedCarries(eqx.Module):
+    """Solver carries (any leading slot axes) as a few arrays: per dtype, one array
+    ``(*slots, n, columns)`` of everything per obstacle and one ``(*slots, legs,
+    columns)`` of everything per leg. Moving whole carries around (selecting, storing,
+    taking a slot per leg) then costs one operation per array instead of one per leaf
+    (docs/performance.md#packed-candidate-bookkeeping)."""
+
+    per_obstacle: tuple[Array, ...]
+    per_leg: tuple[Array, ...]
+    layout: _Layout = eqx.field(static=True)
+
+    @staticmethod
+    def of(carries: SolverCarry, lead: int) -> PackedCarries:
+        """`carries` with `lead` leading slot axes, packed."""
+        geodesics = carries.state.geodesics
+        treedef = jax.tree.structure(geodesics[0]) if geodesics else None
+        if any(jax.tree.structure(g) != treedef for g in geodesics):
+            raise AssertionError("every geodesic of a carry has one structure")
+        obstacle_leaves, leg_leaves = _obstacle_leaves(carries, lead), _leg_leaves(carries)
+        per_obstacle, obstacle_dtypes = _columns(obstacle_leaves, lead)
+        per_leg, leg_dtypes = _columns(leg_leaves, lead)
+        layout = _Layout(treedef, per_obstacle, per_leg, obstacle_dtypes, leg_dtypes)
+        return PackedCarries(
+            _pack(obstacle_leaves, per_obstacle, len(obstacle_dtypes), lead),
+            _pack(leg_leaves, per_leg, len(leg_dtypes), lead),
+            layout,
+        )
+
+    def pack(self, carries: SolverCarry, lead: int) -> PackedCarries:
+        """`carries` (`lead` leading slot axes) packed in this layout."""
+        packed = PackedCarries.of(carries, lead)
+        if packed.layout != self.layout:
+            raise AssertionError("carries of another layout")
+        return packed
+
+    def map(self, fn, *others: PackedCarries) -> PackedCarries:
+        """`fn` applied array by array (to this and `others`, of the same layout)."""
+        per_obstacle = tuple(fn(*xs) for xs in zip(self.per_obstacle, *(o.per_obstacle for o in others)))
+        per_leg = tuple(fn(*xs) for xs in zip(self.per_leg, *(o.per_leg for o in others)))
+        return PackedCarries(per_obstacle, per_leg, self.layout)
+
+    def unpack(self) -> SolverCarry:
+        """The carries (with the arrays' leading slot axes)."""
+        if self.per_leg[0].ndim > 2:  # a carry is built per slot (its annotations are a slot's)
+            return jax.vmap(PackedCarries.unpack)(self)
+
+        def leaves(arrays, entries):
+            out = []
+            for g, start, size, item in entries:
+                x = arrays[g][..., start : start + size]
+                out.append(x.reshape(*x.shape[:-1], *item))
+            return out
+
+        obstacle = leaves(self.per_obstacle, self.layout.per_obstacle)
+        iterations, done, smoothness, patience, paused = leaves(self.per_leg, self.layout.per_leg)
+        num_fields = len(obstacle) - 4
+        status, tracking, inside, failed = obstacle[num_fields:]
+        n = status.shape[-1]
+        fields = [(x, len(item)) for x, (_, _, _, item) in zip(obstacle[:num_fields], self.layout.per_obstacle)]
+        geodesics = tuple(
+            jax.tree.unflatten(self.layout.geodesic, [x[(..., i) + (slice(None),) * rank] for x, rank in fields])
+            for i in range(n)
+        )
+        state = CurveState(geodesics, status, tracking)
+        return SolverCarry(state, iterations, done, smoothness, inside, failed, patience, paused)
+
+
+def _take_packed(cable: AbstractCableSpan, carries: PackedCarries, pick: Int[Array, " legs"]) -> PackedCarries:
+    """Per leg, slot ``pick[leg]`` of a stack of packed carries (leading axis: slots)."""
     num_legs, n = len(cable.legs()), cable.num_obstacles
     leg_of = jnp.array(cable.leg_of_obstacle(), int)
+    per_obstacle = tuple(x[pick[leg_of], jnp.arange(n)] for x in carries.per_obstacle)
+    per_leg = tuple(x[pick, jnp.arange(num_legs)] for x in carries.per_leg)
+    return PackedCarries(per_obstacle, per_leg, carries.layout)
 
-    def per_leg(x: Array) -> Array:  # (K, legs, ...) -> (legs, ...)
-        return x[pick, jnp.arange(num_legs)]
 
-    def per_obstacle(x: Array) -> Array:  # (K, n, ...) -> (n, ...)
-        return x[pick[leg_of], jnp.arange(n)]
-
-    state = carries.state
-    geodesics = tuple(jax.tree.map(lambda x, i=i: x[pick[leg_of[i]]], g) for i, g in enumerate(state.geodesics))
-    chosen = CurveState(geodesics, per_obstacle(state.status), per_obstacle(state.tracking))
-    return SolverCarry(
-        chosen,
-        per_leg(carries.iterations),
-        per_leg(carries.done),
-        per_leg(carries.smoothness),
-        per_obstacle(carries.inside),
-        per_obstacle(carries.geodesic_failed),
-        per_leg(carries.patience),
-        per_leg(carries.paused),
-    )
+def _take(cable: AbstractCableSpan, carries: SolverCarry, pick: Int[Array, " legs"]) -> SolverCarry:
+    """Per leg, slot ``pick[leg]`` of a stack of carries (leading axis: slots)."""
+    return _take_packed(cable, PackedCarries.of(carries, 1), pick).unpack()
 
 
 def choose(
