@@ -677,8 +677,7 @@ def moment_arms_from_paths(
         else:
             local = _gather(poses, group.bodies)
             force = jax.vmap(lambda p: p.body_forces(1.0))(path)
-            f = force[:, :, 1]
-            rows = jnp.concatenate([f, force[:, :, 0] + jnp.cross(local.translation, f)], axis=-1)
+            rows = _wrenches_about_origin(force, local.translation)
             # A leg in equilibrium exerts no net wrench on its bodies together, so only
             # coordinates that move some but not all of them get anything.
             coupled = moved.any(axis=1) & ~moved.all(axis=1)
@@ -730,9 +729,7 @@ def path_moment_arms(model: RobotModel, q: Real[ArrayLike, " nq"], path: CablePa
             f"{model.num_bodies} bodies: solve it at forward_kinematics(model, q)"
         )
     dtype = poses.translation.dtype
-    force = path.body_forces(jnp.ones((), dtype))  # (bodies, [moment about the body origin, force])
-    f = force[:, 1]
-    wrench = jnp.concatenate([f, force[:, 0] + jnp.cross(poses.translation, f)], axis=-1)  # [F; M_O]
+    wrench = _wrenches_about_origin(path.body_forces(jnp.ones((), dtype)), poses.translation)
     twists = _motion_twists(model, poses, q)  # (6, n_dof)
     _, column, moves = model._joint_dofs()
     power = jnp.sum(jnp.where(jnp.asarray(moves), wrench @ twists, 0.0), axis=0)  # (n_dof,)
@@ -740,6 +737,14 @@ def path_moment_arms(model: RobotModel, q: Real[ArrayLike, " nq"], path: CablePa
     to_v[np.arange(len(column)), column] = 1.0  # coupled joints add to their source's column
     arms = power @ jnp.asarray(to_v, dtype)
     return jnp.where(jnp.isnan(path.length), jnp.nan, arms)
+
+
+def _wrenches_about_origin(forces: Float[Array, "*bodies 2 3"], origins: Float[Array, "*bodies 3"]) -> Array:
+    """``[F; M + p × F]``: body forces given as [moment about the body origin, force]
+    (`CablePath.body_forces`), as wrenches about the ground origin, the body origins at
+    `origins` (ground frame)."""
+    f = forces[..., 1, :]
+    return jnp.concatenate([f, forces[..., 0, :] + jnp.cross(origins, f)], axis=-1)
 
 
 def _sum_pairs(targets: np.ndarray, values: Array, n: int, nv: int, dtype) -> Array:
