@@ -22,8 +22,9 @@ T = jw.Transform.from_translation
 
 
 def _cable():
-    """Two legs (a via point between them) over all four analytic and charted kinds, one
-    obstacle turned on a moving body: geodesics of several surfaces in one carry."""
+    """Two legs (a via point between them) over a sphere, an ellipsoid, a cylinder and a
+    torus, on two bodies (posed at random rotations below): geodesics of several surface
+    kinds in one carry."""
     return (
         jw.CableSpan(0, [-4.0, 0.3, 0.1], 1, [4.0, -0.2, 0.3])
         .add_obstacle(0, T([-2.5, 0.0, 0.0]), jw.Sphere(0.6), contact_hint=[0.0, 0.6, 0.0])
