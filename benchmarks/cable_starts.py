@@ -50,7 +50,8 @@ def start_names(kind: str) -> tuple[list[str], int]:
         sides = ["sphere near", "cylinder near", "cylinder quarter", "cylinder three-quarter"]
         exact = ["sphere exact", "cylinder exact"]
         return ["lifted", "hints", *sides, *exact, "sphere far", "cylinder far"], 8
-    return ["lifted", "near", "quarter", "three-quarter", "hint", "far"], 4
+    # An ellipsoid's three-quarter turn is a further start (docs/cable.md#cold-start-candidates).
+    return ["lifted", "near", "quarter", "three-quarter", "hint", "far"], 3 if kind == "ellipsoid" else 4
 
 
 def every_start(kind: str):

@@ -12,8 +12,9 @@ solved, and a list of *further* starts, solved only while the leg is not *settle
   settled by any genuine path;
 - one obstacle of any other kind (ellipsoid, torus, implicit, height map): lifted, the
   near side of the straight line (its point nearest the surface origin, pushed out beyond
-  the surface), both quarter turns from there about the line, and a start on the wrap
-  side if it has one; further, the contact hint (where it has one) and the far side;
+  the surface), both quarter turns from there about the line (an ellipsoid: one; its
+  three-quarter turn is its first further start), and a start on the wrap side if it
+  has one; further, the contact hint (where it has one) and the far side;
 - ``m >= 2`` obstacles: every obstacle lifted, the hints as given (Simbody's start; not
   where no obstacle of the leg has a hint, which makes it the lifted start again), and
   for every obstacle three starts around the straight line (near side and quarter turns:
@@ -66,7 +67,7 @@ import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
 from .._misc import any_lane, batched_like, safe_normalize, segment_nearest_to_origin, stack_where
-from .._surfaces import Cylinder, Sphere
+from .._surfaces import Cylinder, Ellipsoid, Sphere
 from ._definition import AbstractCableSpan
 from ._faults import leg_faults, leg_scores
 from ._solver import (
@@ -157,14 +158,19 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
             return [{i: EXACT}], [{i: None}], False
         near, quarter, far, three_quarter = side_hints(cable, scene, i, 4)
         # The hint and the far side are the costliest starts and rarely the only ones to
-        # reach the shortest path; they are solved where the first four do not agree
+        # reach the shortest path; they are solved where the first starts do not agree.
+        # On an ellipsoid so is the three-quarter turn: where lifted, near side and
+        # quarter turn agree, it never found a shorter path, while on a torus it did
         # (docs/cable.md#cold-start-candidates).
-        starts = [{i: None}, {i: near}, {i: quarter}, {i: three_quarter}]
+        starts = [{i: None}, {i: near}, {i: quarter}]
+        further = [{i: three_quarter}] if isinstance(cable.obstacles[i].surface, Ellipsoid) else []
+        if not further:
+            starts.append({i: three_quarter})
         if cable.obstacles[i].side is not None:
             starts.append({i: wrap_side_hint(cable, scene, i)})
         # Without a hint (OpenSim's wraps) the hint start is the lifted one again.
         hint = [] if cable.obstacles[i].contact_hint is None else [{i: cable.obstacles[i].contact_hint}]
-        return starts, [*hint, {i: far}], True
+        return starts, [*further, *hint, {i: far}], True
     starts: list[Start] = [dict.fromkeys(obstacles)]
     if any(cable.obstacles[i].contact_hint is not None for i in obstacles):
         # Without any hint (OpenSim's wraps) Simbody's start is the lifted one again: solved

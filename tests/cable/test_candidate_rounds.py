@@ -48,13 +48,21 @@ def test_a_leg_without_hints_does_not_solve_its_lifted_start_twice():
     lifted = [k for k, start in enumerate(first + further) if all(v is None for v in start.values())]
     assert lifted == [0]
     assert bool(jax.jit(jw.solve_cable)(hintless, X).converged)
-    # A lone ellipsoid without a hint: no second lifted start among its further starts.
+    # A lone ellipsoid without a hint: no second lifted start among its further starts,
+    # which are its three-quarter turn and its far side (no hint start).
     lone = jw.CableSpan(0, [-3.0, 0.2, 0.0], 0, [3.0, 0.3, 0.0]).add_obstacle(
         0, T([0.0, 0.0, 0.0]), jw.Ellipsoid(jnp.array([0.5, 0.8, 0.6]))
     )
     first, further, _ = _leg_starts(lone, build_scene(lone, X), 0)
     assert [k for k, start in enumerate(first + further) if all(v is None for v in start.values())] == [0]
-    assert len(further) == 1
+    assert len(first) == 3 and len(further) == 2
+    # A lone torus keeps both quarter turns among its first starts; its far side is its
+    # only further start here.
+    torus = jw.CableSpan(0, [-3.0, 0.2, 0.0], 0, [3.0, 0.3, 0.0]).add_obstacle(
+        0, T([0.0, 0.0, 0.0]), jw.Torus(1.0, 0.3)
+    )
+    first, further, _ = _leg_starts(torus, build_scene(torus, X), 0)
+    assert len(first) == 4 and len(further) == 1
 
 
 def test_settled_needs_two_agreeing_genuine_candidates_where_asked():
