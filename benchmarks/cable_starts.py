@@ -14,6 +14,7 @@ its corrections per configuration, and how often the straight line clears the ob
 
     python benchmarks/cable_starts.py --kind torus --num 4096 [--seed 0]
     python benchmarks/cable_starts.py --kind chain --num 1024   # the sphere-cylinder leg
+    python benchmarks/cable_starts.py --kind three --num 1024   # sphere, cylinder, ellipsoid
 
 Tolerance 1e-9 and 100 corrections, as `cable_trust.py`'s check.
 """
@@ -46,10 +47,15 @@ from jaxwrap._cable._state import build_scene  # noqa: E402
 def start_names(kind: str) -> tuple[list[str], int]:
     """Names of the first and further starts of leg 0, in `_leg_starts`' order, and the
     number of first starts."""
-    if kind == "chain":
+    if kind in ("chain", "three"):
         sides = ["sphere near", "cylinder near", "cylinder quarter", "cylinder three-quarter"]
         exact = ["sphere exact", "cylinder exact"]
-        return ["lifted", "hints", *sides, *exact, "sphere far", "cylinder far"], 8
+        if kind == "chain":
+            return ["lifted", "hints", *sides, *exact, "sphere far", "cylinder far"], 8
+        # An ellipsoid in a leg of several obstacles: its near side first, its quarter
+        # turns further, after the others' far sides (docs/cable.md#cold-start-candidates).
+        further = ["sphere far", "cylinder far", "ellipsoid quarter", "ellipsoid three-quarter", "ellipsoid far"]
+        return ["lifted", "hints", *sides, "ellipsoid near", *exact, *further], 9
     # An ellipsoid's three-quarter turn is a further start (docs/cable.md#cold-start-candidates).
     return ["lifted", "near", "quarter", "three-quarter", "hint", "far"], 3 if kind == "ellipsoid" else 4
 
@@ -134,7 +140,7 @@ def as_solved(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kind", choices=("ellipsoid", "torus", "chain"), default="torus")
+    parser.add_argument("--kind", choices=("ellipsoid", "torus", "chain", "three"), default="torus")
     parser.add_argument("--num", type=int, default=1024)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--save", help="write the lengths (inf: not genuine) and corrections to this .npz")
@@ -166,7 +172,8 @@ def main() -> None:
     for k in every:
         report(f"without {names[k]}", [j for j in every if j != k])
     # Only a leg of several obstacles (the chain's) pauses its starts.
-    kept, cost = as_solved(L, it, num_first, straight, patience=CANDIDATE_PATIENCE if args.kind == "chain" else None)
+    several = args.kind in ("chain", "three")
+    kept, cost = as_solved(L, it, num_first, straight, patience=CANDIDATE_PATIENCE if several else None)
     clear = np.isfinite(L[:, 0]) & (L[:, 0] <= straight * (1 + 1e-9))
     missed = int(np.sum(kept > best * (1 + 1e-9) + 1e-12))
     print(
@@ -174,7 +181,7 @@ def main() -> None:
         f"corrections per configuration {cost.mean():.1f} against {(it + 1).sum(axis=1).mean():.1f} for every start; "
         f"the straight line clears the obstacles on {clear.mean():.1%}"
     )
-    if args.kind == "chain":
+    if several:
         unpaused_kept, unpaused = as_solved(L, it, num_first, straight)
         missed = int(np.sum(unpaused_kept > best * (1 + 1e-9) + 1e-12))
         print(f"  the same without pausing: misses the shortest on {missed}; corrections {unpaused.mean():.1f}")

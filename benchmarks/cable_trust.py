@@ -58,12 +58,19 @@ CHAIN = (
     ("via", [0.3, 0.6, 0.0]),
     ("ellipsoid", [0.9, 0.0, 0.1]),
 )
+# The chain without its via point: one leg over a sphere, a cylinder and an ellipsoid,
+# like the pin-joint chain of the OpenSim sweeps (for `cable_starts.py --kind three`).
+THREE = tuple(element for element in CHAIN if element[0] != "via")
+
+
+def _elements(kind: str) -> tuple:
+    return {"chain": CHAIN, "three": THREE}.get(kind, ((kind, [0.0, 0.0, 0.0]),))
 
 
 def cable(kind: str, **settings) -> jw.CableSpan:
     """Bodies: 0 ground (end points, via point), 1.. one free body per obstacle."""
     c = jw.CableSpan(0, [-2.0, 0.0, 0.0], 0, [2.0, 0.0, 0.0])
-    elements = CHAIN if kind == "chain" else ((kind, [0.0, 0.0, 0.0]),)
+    elements = _elements(kind)
     body = 1
     for name, where in elements:
         if name == "via":
@@ -77,7 +84,7 @@ def cable(kind: str, **settings) -> jw.CableSpan:
 
 def configuration(kind: str, key):
     """Body poses (random SO(3) rotations at the nominal places) and end points."""
-    elements = CHAIN if kind == "chain" else ((kind, [0.0, 0.0, 0.0]),)
+    elements = _elements(kind)
     places = [jnp.asarray(w) for name, w in elements if name != "via"]
     k_rot, k_pos, k_end = jax.random.split(key, 3)
     quaternions = jax.random.normal(k_rot, (len(places), 4))

@@ -18,9 +18,10 @@ solved, and a list of *further* starts, solved only while the leg is not *settle
 - ``m >= 2`` obstacles: every obstacle lifted, the hints as given (Simbody's start; not
   where no obstacle of the leg has a hint, which makes it the lifted start again), and
   for every obstacle three starts around the straight line (near side and quarter turns:
-  that obstacle hinted there, the others lifted; a sphere its near side only), plus
-  starts on the wrap sides of sided obstacles, and every sphere or cylinder on its exact
-  wrap between the leg's ends with the others lifted; further, each obstacle's far side.
+  that obstacle hinted there, the others lifted; a sphere its near side only, an
+  ellipsoid its near side first and its quarter turns further), plus starts on the wrap
+  sides of sided obstacles, and every sphere or cylinder on its exact wrap between the
+  leg's ends with the others lifted; further, each obstacle's far side.
 
 A leg over numerically shot or several obstacles is settled when two genuine candidates
 end on its shortest length (within what the tolerance leaves undetermined, `_slack`):
@@ -180,11 +181,18 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
     for i in obstacles:
         near, quarter, far, three_quarter = side_hints(cable, scene, i, 4)
         # A sphere's quarter sides never alone reached a shortest path that its exact
-        # start (below) and near side miss (docs/cable.md#cold-start-candidates).
-        sides = (near,) if isinstance(cable.obstacles[i].surface, Sphere) else (near, quarter, three_quarter)
+        # start (below) and near side miss; an ellipsoid's never did where the first
+        # starts agree, so they are further starts (docs/cable.md#cold-start-candidates).
+        surface = cable.obstacles[i].surface
+        sides, later = (near, quarter, three_quarter), ()
+        if isinstance(surface, Sphere):
+            sides = (near,)
+        elif isinstance(surface, Ellipsoid):
+            sides, later = (near,), (quarter, three_quarter)
         for side in sides:
             starts.append({j: side if j == i else None for j in obstacles})
-        further.append({j: far if j == i else None for j in obstacles})
+        for side in (*later, far):
+            further.append({j: side if j == i else None for j in obstacles})
     sided = [i for i in obstacles if cable.obstacles[i].side is not None]
     if sided:
         # Every sided obstacle on its side at once (a line on the wrong side of one of

@@ -45,6 +45,10 @@ def test_a_leg_without_hints_does_not_solve_its_lifted_start_twice():
     first_hinted, further_hinted, _ = _leg_starts(hinted, build_scene(hinted, X), 0)
     first, further, _ = _leg_starts(hintless, build_scene(hintless, X), 0)
     assert len(first) == len(first_hinted) - 1 and len(further) == len(further_hinted)
+    # Lifted, the hints, each obstacle's near side and the sphere's exact wrap first; the
+    # sphere's far side and the ellipsoid's quarter turns and far side further.
+    assert len(first_hinted) == 5 and len(further_hinted) == 4
+    assert sum(start[1] is not None for start in first_hinted) == 2  # hints, near side
     lifted = [k for k, start in enumerate(first + further) if all(v is None for v in start.values())]
     assert lifted == [0]
     assert bool(jax.jit(jw.solve_cable)(hintless, X).converged)
