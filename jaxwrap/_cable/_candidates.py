@@ -141,6 +141,21 @@ Start = dict
 EXACT = "exact"
 
 
+# Which side starts of an obstacle are solved in a leg's first round and which are further
+# starts (solved, in order, only while the leg is not settled; the far side is always the
+# last of them), per surface kind (docs/cable.md#cold-start-candidates). Measured with
+# `benchmarks/cable_starts.py` on random SO(3) configurations:
+# - an ellipsoid alone in its leg: where lifted, near side and quarter turn agree, the
+#   three-quarter turn alone found a shorter path once in 16,384; on a torus 7 times in
+#   12,288, so the torus keeps both quarter turns first;
+# - in a leg of several obstacles a sphere's quarter sides never alone reached a shortest
+#   path that its exact start and near side miss, an ellipsoid's never did where the first
+#   starts agree (6,144), while each of a cylinder's sides at times did.
+_ALL_QUARTERS = (("near", "quarter", "three_quarter"), ())
+_LONE_FIRST_SIDES = {Ellipsoid: (("near", "quarter"), ("three_quarter",))}
+_CHAIN_FIRST_SIDES = {Sphere: (("near",), ()), Ellipsoid: (("near",), ("quarter", "three_quarter"))}
+
+
 def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[Start], list[Start], bool]:
     """The first starts (all solved unless the first of them settles the leg alone) and
     the further starts (in order, only while the leg is not settled) of one leg, and
@@ -157,21 +172,19 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
             # The exact start is the shortest path; lifted is the fallback where it is not
             # genuine because the line only grazes the surface (docs/cable.md#cold-start-candidates).
             return [{i: EXACT}], [{i: None}], False
-        near, quarter, far, three_quarter = side_hints(cable, scene, i, 4)
+        surface = cable.obstacles[i].surface
+        sides = dict(zip(("near", "quarter", "far", "three_quarter"), side_hints(cable, scene, i, 4)))
         # The hint and the far side are the costliest starts and rarely the only ones to
         # reach the shortest path; they are solved where the first starts do not agree.
-        # On an ellipsoid so is the three-quarter turn: where lifted, near side and
-        # quarter turn agree, it alone found a shorter path once in 16,384 random
-        # configurations, on a torus 7 times in 12,288 (docs/cable.md#cold-start-candidates).
-        starts = [{i: None}, {i: near}, {i: quarter}]
-        further = [{i: three_quarter}] if isinstance(cable.obstacles[i].surface, Ellipsoid) else []
-        if not further:
-            starts.append({i: three_quarter})
+        # So, on an ellipsoid, is the three-quarter turn (`_LONE_FIRST_SIDES`).
+        first, later = _LONE_FIRST_SIDES.get(type(surface), _ALL_QUARTERS)
+        starts = [{i: None}, *({i: sides[name]} for name in first)]
         if cable.obstacles[i].side is not None:
             starts.append({i: wrap_side_hint(cable, scene, i)})
         # Without a hint (OpenSim's wraps) the hint start is the lifted one again.
         hint = [] if cable.obstacles[i].contact_hint is None else [{i: cable.obstacles[i].contact_hint}]
-        return starts, [*further, *hint, {i: far}], True
+        further = [{i: sides[name]} for name in later]
+        return starts, [*further, *hint, {i: sides["far"]}], True
     starts: list[Start] = [dict.fromkeys(obstacles)]
     if any(cable.obstacles[i].contact_hint is not None for i in obstacles):
         # Without any hint (OpenSim's wraps) Simbody's start is the lifted one again: solved
@@ -179,21 +192,12 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
         starts.append({i: cable.obstacles[i].contact_hint for i in obstacles})
     further: list[Start] = []
     for i in obstacles:
-        near, quarter, far, three_quarter = side_hints(cable, scene, i, 4)
-        # A sphere's quarter sides never alone reached a shortest path that its exact
-        # start (below) and near side miss; an ellipsoid's never did where the first
-        # starts agree (6,144 random configurations), so they are further starts
-        # (docs/cable.md#cold-start-candidates).
-        surface = cable.obstacles[i].surface
-        sides, later = (near, quarter, three_quarter), ()
-        if isinstance(surface, Sphere):
-            sides = (near,)
-        elif isinstance(surface, Ellipsoid):
-            sides, later = (near,), (quarter, three_quarter)
-        for side in sides:
-            starts.append({j: side if j == i else None for j in obstacles})
-        for side in (*later, far):
-            further.append({j: side if j == i else None for j in obstacles})
+        sides = dict(zip(("near", "quarter", "far", "three_quarter"), side_hints(cable, scene, i, 4)))
+        first, later = _CHAIN_FIRST_SIDES.get(type(cable.obstacles[i].surface), _ALL_QUARTERS)
+        for name in first:
+            starts.append({j: sides[name] if j == i else None for j in obstacles})
+        for name in (*later, "far"):
+            further.append({j: sides[name] if j == i else None for j in obstacles})
     sided = [i for i in obstacles if cable.obstacles[i].side is not None]
     if sided:
         # Every sided obstacle on its side at once (a line on the wrong side of one of
