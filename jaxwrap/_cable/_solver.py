@@ -152,6 +152,11 @@ def update_status(
 
 
 # ---------------------------------------------------------------------------- corrections
+#: A reshot curve's first step, in units of its previous shot's mean step (accepted and
+#: rejected steps over its length; docs/performance.md#remembered-first-step).
+REMEMBERED_STEP = 1.5
+
+
 def shot_numerically(surface: AbstractSurface) -> bool:
     """Whether `surface` shoots its geodesics numerically (to an accuracy, with an idle
     mask) rather than in closed form: it keeps `AbstractSurface.shoot_geodesic`."""
@@ -181,8 +186,18 @@ def apply_correction(
     tangent = t + jnp.cross(w, t)
     length = jnp.where(new_length > 0, new_length, 0.0)
     if moves is not None and shot_numerically(surface):
+        # The curve's previous shot took `num_steps` steps over its length: the reshot
+        # starts at `REMEMBERED_STEP` times their mean (docs/performance.md#remembered-first-step).
+        first_step = jnp.where(g.num_steps > 0, REMEMBERED_STEP * g.arc_length / jnp.maximum(g.num_steps, 1), 0.0)
         return shoot_numerically(
-            surface, point, tangent, length, accuracy=accuracy, integrator=integrator, integrate=moves
+            surface,
+            point,
+            tangent,
+            length,
+            accuracy=accuracy,
+            integrator=integrator,
+            integrate=moves,
+            first_step=first_step,
         )
     return surface.shoot_geodesic(point, tangent, length, accuracy=accuracy, integrator=integrator)
 

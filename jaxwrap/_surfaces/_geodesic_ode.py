@@ -277,7 +277,7 @@ def _solve(surface, y0, length, accuracy, ts, integrator, adjoint, integrate=Non
     )
 
 
-def _fused_solve(surface, y0, length, accuracy, integrator, integrate=None) -> _Solved:
+def _fused_solve(surface, y0, length, accuracy, integrator, integrate=None, first_step=None) -> _Solved:
     """The geodesic ODE on [0, 1] with the integrator's explicit Runge-Kutta tableau,
     stepped by a plain `lax.while_loop` whose carry is only (σ, dσ, y, f(y), steps)
     (docs/performance.md#fused-geodesic-loop).
@@ -334,6 +334,11 @@ def _fused_solve(surface, y0, length, accuracy, integrator, integrate=None) -> _
         max_d <= 1e-15, jnp.maximum(1e-6, h0 * 1e-3), (0.01 / jnp.where(max_d > 0, max_d, 1.0)) ** (1 / error_order)
     )
     dt0 = jnp.minimum(100 * h0, h1).astype(dtype)
+    if first_step is not None:
+        # A step remembered from the curve's previous shot, in arc length: it skips the
+        # ramp from Hairer's cautious first step (docs/performance.md#remembered-first-step).
+        remembered = first_step / jnp.where(length > 0, length, 1.0)
+        dt0 = jnp.where((first_step > 0) & (length > 0), jnp.minimum(remembered, 1.0), dt0).astype(dtype)
 
     def step(carry):
         t, dt, y, f, steps, ok = carry
@@ -401,21 +406,22 @@ def _uses_fused_loop(surface, integrator, ts) -> bool:
 
 
 def _forward_sensitivity_solve(_, inputs, *, integrator):
-    surface, y0, length, accuracy, ts, integrate = inputs
+    surface, y0, length, accuracy, ts, integrate, first_step = inputs
     if _uses_fused_loop(surface, integrator, ts):
-        return (), _fused_solve(surface, y0, length, accuracy, integrator, integrate)
+        return (), _fused_solve(surface, y0, length, accuracy, integrator, integrate, first_step)
     return (), _solve(surface, y0, length, accuracy, ts, integrator, diffrax.ForwardMode(), integrate)
 
 
-def _differentiable_solve(surface, y0, length, *, accuracy, integrator, ts, integrate=None) -> _Solved:
+def _differentiable_solve(surface, y0, length, *, accuracy, integrator, ts, integrate=None, first_step=None) -> _Solved:
     """`_solve`, differentiated by forward sensitivities (module docstring) unless the
-    integrator names its own diffrax adjoint."""
+    integrator names its own diffrax adjoint. `first_step` (arc length, no derivative)
+    only reaches the fused loop; diffrax chooses its own."""
     if integrator.adjoint is not None:
         if _uses_fused_loop(surface, integrator, ts):  # plain forward mode through the loop
-            return _fused_solve(surface, y0, length, accuracy, integrator, integrate)
+            return _fused_solve(surface, y0, length, accuracy, integrator, integrate, first_step)
         return _solve(surface, y0, length, accuracy, ts, integrator, integrator.adjoint, integrate)
     rule = functools.partial(_forward_sensitivity_solve, integrator=integrator)
-    inputs = (surface, y0, length, jnp.asarray(accuracy, y0.dtype), ts, integrate)
+    inputs = (surface, y0, length, jnp.asarray(accuracy, y0.dtype), ts, integrate, first_step)
     _, solved = implicit_jvp(lambda x: rule((), x), rule, inputs, materialize=True)
     return solved
 
@@ -434,6 +440,7 @@ def shoot_numerically(
     accuracy: Real[ArrayLike, ""] | Sequence = 1e-9,
     integrator: GeodesicIntegrator | None = None,
     integrate: Bool[Array, ""] | None = None,
+    first_step: Real[ArrayLike, ""] | None = None,
 ) -> Geodesic:
     """Shoot a geodesic on any surface by integrating the geodesic ODE (see module doc).
 
@@ -451,6 +458,11 @@ def shoot_numerically(
       result is wrong unless it is discarded); for the cable solver, whose batched
       loop would otherwise integrate every curve to the length of the longest one that
       moves (docs/performance.md#idle-curves). No derivative flows through it.
+    - `first_step`: the integrator's first step, in arc length, where it is positive
+      (elsewhere, or None: Hairer's estimate, as diffrax takes it); for the cable solver,
+      which reshoots each curve many times (docs/performance.md#remembered-first-step).
+      It moves where the integrator's steps fall, never the accuracy a step is accepted
+      at. No derivative flows through it; the fused loop only.
 
     **Returns:**
 
@@ -460,8 +472,17 @@ def shoot_numerically(
     y0, length = _prepare(surface, point, tangent, length)
     if integrate is not None:
         integrate = jax.lax.stop_gradient(jnp.asarray(integrate, bool))
+    if first_step is not None:
+        first_step = jax.lax.stop_gradient(jnp.asarray(first_step, y0.dtype))
     solved = _differentiable_solve(
-        surface, y0, length, accuracy=accuracy, integrator=integrator, ts=None, integrate=integrate
+        surface,
+        y0,
+        length,
+        accuracy=accuracy,
+        integrator=integrator,
+        ts=None,
+        integrate=integrate,
+        first_step=first_step,
     )
     y1 = solved.ys[-1]
     return make_geodesic(

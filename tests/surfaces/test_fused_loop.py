@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import jaxwrap as jw
+from jaxwrap._cable._solver import REMEMBERED_STEP
 from jaxwrap._surfaces._geodesic_ode import geodesic_vector_field, shoot_numerically
 
 SURFACES = {
@@ -74,6 +75,49 @@ def test_batched_shots_equal_single_shots(name, starts):
     single = jax.jit(shoot)
     for i in range(B):
         end_i, steps_i = single(*(x[i] for x in starts))
+        assert int(steps_i) == int(steps[i]), i
+        np.testing.assert_allclose(end_i, ends[i], rtol=0, atol=1e-13, err_msg=str(i))
+
+
+@pytest.mark.parametrize("name", ["ellipsoid", "torus"])
+def test_a_remembered_first_step_keeps_the_accuracy_and_takes_fewer_steps(name, starts):
+    """The cable solver reshoots a curve from its previous shot's mean step
+    (docs/performance.md#remembered-first-step). Reshooting every start a little moved
+    (tangent turned, 3 % longer, as a correction does): the end states are as accurate
+    as with Hairer's first step, the shots take fewer steps, a batched shot equals a
+    single one, and a first step of 0 is Hairer's (the same steps)."""
+    surface = SURFACES[name]
+    points, tangents, lengths = starts
+    turned = tangents + 0.05 * jax.random.normal(jax.random.PRNGKey(11), tangents.shape)
+
+    def shoot(accuracy):
+        def f(p, t, l, first_step):
+            g = shoot_numerically(surface, p, t, l, accuracy=accuracy, first_step=first_step)
+            return jnp.concatenate([g.p_SQ, g.tangent_Q, g.jacobi_Q, g.jacobi_dot_Q]), g.num_steps
+
+        return f
+
+    single = jax.jit(shoot(1e-9))
+    shoot9, none = jax.jit(jax.vmap(shoot(1e-9))), jnp.zeros(B)
+    _, previous_steps = shoot9(points, tangents, lengths, none)
+    remembered = np.where(previous_steps > 0, REMEMBERED_STEP * lengths / np.maximum(previous_steps, 1), 0.0)
+    moved = 1.03 * lengths
+    reference, _ = jax.jit(jax.vmap(shoot(1e-13)))(points, turned, moved, none)
+    hairer, hairer_steps = shoot9(points, turned, moved, none)
+    ends, steps = shoot9(points, turned, moved, jnp.asarray(remembered))
+    err_hairer = float(jnp.max(jnp.abs(hairer - reference)))
+    err_remembered = float(jnp.max(jnp.abs(ends - reference)))
+    assert err_remembered <= 3 * err_hairer + 1e-12, (err_remembered, err_hairer)
+    assert np.mean(steps) <= 0.95 * np.mean(hairer_steps), (np.mean(steps), np.mean(hairer_steps))
+    # Without a remembered step: exactly Hairer's (the default).
+    plain = jax.jit(
+        jax.vmap(lambda p, t, l: (lambda g: (g.p_SQ, g.num_steps))(shoot_numerically(surface, p, t, l, accuracy=1e-9)))
+    )
+    plain_ends, plain_steps = plain(points, turned, moved)
+    np.testing.assert_array_equal(plain_steps, hairer_steps)
+    np.testing.assert_allclose(plain_ends, hairer[:, :3], rtol=0, atol=1e-13)
+    for i in range(0, B, 7):
+        end_i, steps_i = single(points[i], turned[i], moved[i], jnp.asarray(remembered[i]))
         assert int(steps_i) == int(steps[i]), i
         np.testing.assert_allclose(end_i, ends[i], rtol=0, atol=1e-13, err_msg=str(i))
 
