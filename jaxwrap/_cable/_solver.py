@@ -41,7 +41,7 @@ from .._misc import concretely, lane_cond, map_by_kind
 from .._results import RESULTS
 from .._surfaces import AbstractSurface, Geodesic, GeodesicIntegrator
 from .._surfaces._geodesic import zero_length_geodesic_at
-from .._surfaces._geodesic_ode import length_scale, shoot_numerically
+from .._surfaces._geodesic_ode import _floored, length_scale, shoot_numerically
 from .._surfaces._touchdown import NearestPointOnLine, nearest_point_on_line
 from ._definition import AbstractCableSpan
 from ._geometry import (
@@ -157,6 +157,23 @@ def update_status(
 REMEMBERED_STEP = 1.5
 
 
+#: A first step of `CURVATURE_STEP · accuracy^(1/8) / (|κ_t| + |κ_b|)` in arc length, with
+#: the normal curvatures at the curve's start (docs/performance.md#remembered-first-step).
+CURVATURE_STEP = 4.0
+
+
+def _curvature_step(surface: AbstractSurface, g: Geodesic, accuracy) -> Float[Array, ""]:
+    """A first step for a curve starting at P, sized by the surface's normal curvatures
+    there along t and b (the geodesic's error grows with them): `CURVATURE_STEP`
+    accuracy^(1/8) over their magnitudes' sum, at most 1000 extents' worth where the
+    surface is flat."""
+    dtype = g.p_SP.dtype
+    kappa = jnp.abs(g.curvatures_P[0]) + jnp.abs(g.curvatures_P[1])
+    flattest = 1e-3 / surface.extent().astype(dtype)
+    step = CURVATURE_STEP * _floored(accuracy, dtype) ** (1 / 8) / jnp.maximum(kappa, flattest)
+    return jnp.where(jnp.isfinite(step), step, 0.0)
+
+
 def shot_numerically(surface: AbstractSurface) -> bool:
     """Whether `surface` shoots its geodesics numerically (to an accuracy, with an idle
     mask) rather than in closed form: it keeps `AbstractSurface.shoot_geodesic`."""
@@ -187,8 +204,11 @@ def apply_correction(
     length = jnp.where(new_length > 0, new_length, 0.0)
     if moves is not None and shot_numerically(surface):
         # The curve's previous shot took `num_steps` steps over its length: the reshot
-        # starts at `REMEMBERED_STEP` times their mean (docs/performance.md#remembered-first-step).
-        first_step = jnp.where(g.num_steps > 0, REMEMBERED_STEP * g.arc_length / jnp.maximum(g.num_steps, 1), 0.0)
+        # starts at `REMEMBERED_STEP` times their mean, or at a step sized by the
+        # surface's curvature at P, whichever is longer; a curve never shot before (a
+        # start's zero-length curve) at the latter (docs/performance.md#remembered-first-step).
+        remembered = jnp.where(g.num_steps > 0, REMEMBERED_STEP * g.arc_length / jnp.maximum(g.num_steps, 1), 0.0)
+        first_step = jnp.maximum(remembered, _curvature_step(surface, g, accuracy))
         return shoot_numerically(
             surface,
             point,
