@@ -158,15 +158,16 @@ REMEMBERED_STEP = 1.5
 
 
 #: A first step of `CURVATURE_STEP · accuracy^(1/8) / (|κ_t| + |κ_b|)` in arc length, with
-#: the normal curvatures at the curve's start (docs/performance.md#remembered-first-step).
+#: the normal curvatures at the curve's start (docs/performance.md#a-first-step-from-the-curvature).
 CURVATURE_STEP = 4.0
 
 
 def _curvature_step(surface: AbstractSurface, g: Geodesic, accuracy) -> Float[Array, ""]:
     """A first step for a curve starting at P, sized by the surface's normal curvatures
     there along t and b (the geodesic's error grows with them): `CURVATURE_STEP`
-    accuracy^(1/8) over their magnitudes' sum, at most 1000 extents' worth where the
-    surface is flat."""
+    accuracy^(1/8) over their magnitudes' sum, that sum taken as at least 1e-3 per extent
+    where the surface is flat there; 0 (Hairer's step) where it is not finite
+    (docs/performance.md#a-first-step-from-the-curvature)."""
     dtype = g.p_SP.dtype
     kappa = jnp.abs(g.curvatures_P[0]) + jnp.abs(g.curvatures_P[1])
     flattest = 1e-3 / surface.extent().astype(dtype)

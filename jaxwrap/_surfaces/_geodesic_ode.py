@@ -335,8 +335,9 @@ def _fused_solve(surface, y0, length, accuracy, integrator, integrate=None, firs
     )
     dt0 = jnp.minimum(100 * h0, h1).astype(dtype)
     if first_step is not None:
-        # A step remembered from the curve's previous shot, in arc length: it skips the
-        # ramp from Hairer's cautious first step (docs/performance.md#remembered-first-step).
+        # The caller's first step, in arc length (the cable solver: remembered from the
+        # curve's previous shot or sized by the curvature at its start): it skips the ramp
+        # from Hairer's cautious first step (docs/performance.md#remembered-first-step).
         remembered = first_step / jnp.where(length > 0, length, 1.0)
         dt0 = jnp.where((first_step > 0) & (length > 0), jnp.minimum(remembered, 1.0), dt0).astype(dtype)
 
