@@ -151,7 +151,7 @@ EXACT = "exact"
 # - in a leg of several obstacles a sphere's quarter sides never alone reached a shortest
 #   path that its exact start and near side miss, an ellipsoid's never did where the first
 #   starts agree (6,144), while each of a cylinder's sides at times did.
-_ALL_QUARTERS = (("near", "quarter", "three_quarter"), ())
+_EVERY_SIDE_FIRST = (("near", "quarter", "three_quarter"), ())
 _LONE_FIRST_SIDES = {Ellipsoid: (("near", "quarter"), ("three_quarter",))}
 _CHAIN_FIRST_SIDES = {Sphere: (("near",), ()), Ellipsoid: (("near",), ("quarter", "three_quarter"))}
 
@@ -177,7 +177,7 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
         # The hint and the far side are the costliest starts and rarely the only ones to
         # reach the shortest path; they are solved where the first starts do not agree.
         # So, on an ellipsoid, is the three-quarter turn (`_LONE_FIRST_SIDES`).
-        first, later = _LONE_FIRST_SIDES.get(type(surface), _ALL_QUARTERS)
+        first, later = _LONE_FIRST_SIDES.get(type(surface), _EVERY_SIDE_FIRST)
         starts = [{i: None}, *({i: sides[name]} for name in first)]
         if cable.obstacles[i].side is not None:
             starts.append({i: wrap_side_hint(cable, scene, i)})
@@ -193,7 +193,7 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
     further: list[Start] = []
     for i in obstacles:
         sides = dict(zip(("near", "quarter", "far", "three_quarter"), side_hints(cable, scene, i, 4)))
-        first, later = _CHAIN_FIRST_SIDES.get(type(cable.obstacles[i].surface), _ALL_QUARTERS)
+        first, later = _CHAIN_FIRST_SIDES.get(type(cable.obstacles[i].surface), _EVERY_SIDE_FIRST)
         for name in first:
             starts.append({j: sides[name] if j == i else None for j in obstacles})
         for name in (*later, "far"):

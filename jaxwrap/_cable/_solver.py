@@ -41,7 +41,7 @@ from .._misc import concretely, lane_cond, map_by_kind
 from .._results import RESULTS
 from .._surfaces import AbstractSurface, Geodesic, GeodesicIntegrator
 from .._surfaces._geodesic import zero_length_geodesic_at
-from .._surfaces._geodesic_ode import _floored, length_scale, shoot_numerically
+from .._surfaces._geodesic_ode import floored_accuracy, length_scale, shoot_numerically
 from .._surfaces._touchdown import NearestPointOnLine, nearest_point_on_line
 from ._definition import AbstractCableSpan
 from ._geometry import (
@@ -171,7 +171,7 @@ def _curvature_step(surface: AbstractSurface, g: Geodesic, accuracy) -> Float[Ar
     dtype = g.p_SP.dtype
     kappa = jnp.abs(g.curvatures_P[0]) + jnp.abs(g.curvatures_P[1])
     flattest = 1e-3 / surface.extent().astype(dtype)
-    step = CURVATURE_STEP * _floored(accuracy, dtype) ** (1 / 8) / jnp.maximum(kappa, flattest)
+    step = CURVATURE_STEP * floored_accuracy(accuracy, dtype) ** (1 / 8) / jnp.maximum(kappa, flattest)
     return jnp.where(jnp.isfinite(step), step, 0.0)
 
 

@@ -220,10 +220,10 @@ def _effective_accuracy(accuracy: float | Float[Array, ""], dtype, surface=None)
     L = jnp.ones((), dtype) if surface is None else length_scale(surface, dtype)
     one = jnp.ones((), dtype)
     size = jnp.stack([L, L, L, one, one, one, one, 1 / L, L, one])
-    return _floored(accuracy, dtype) * size
+    return floored_accuracy(accuracy, dtype) * size
 
 
-def _floored(accuracy, dtype) -> Float[Array, ""]:
+def floored_accuracy(accuracy, dtype) -> Float[Array, ""]:
     """`accuracy`, at least 100 ulp of `dtype`."""
     return jnp.maximum(jnp.asarray(accuracy, dtype), 100 * jnp.finfo(dtype).eps)
 
@@ -302,7 +302,7 @@ def _fused_solve(surface, y0, length, accuracy, integrator, integrate=None, firs
     eps = float(jnp.finfo(dtype).eps)
     t_end = jnp.ones((), dtype) if integrate is None else jnp.where(integrate, 1.0, 0.0).astype(dtype)
     if surface.geodesic_chart:  # the surface's own coordinates (docs/surfaces.md#geodesic-charts)
-        atol = _floored(accuracy, dtype) * surface.chart_sizes(dtype)
+        atol = floored_accuracy(accuracy, dtype) * surface.chart_sizes(dtype)
         y_start = y0
         y0 = surface.chart_from_state(y0)
 
