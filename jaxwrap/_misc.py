@@ -8,7 +8,9 @@ every object can also be built inside `jit`/`vmap`/`grad`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -403,3 +405,37 @@ def _compacted_map(run, out, mask, lanes, shared, shared_batched, size: int) -> 
 
     _, result = jax.lax.while_loop(lambda loop: loop[0] < count, body, (jnp.zeros((), count.dtype), result))
     return result
+
+
+# ------------------------------------------------------------- batch levels not to fold
+# The cable solver folds every enclosing `vmap` level into one batch of lanes
+# (`_cable._solver._lanes_solve`), except the level whose inputs live in the trace
+# recorded here: `sharded_vmap`'s vmap over devices, so that lanes are never moved
+# between devices. A `custom_vmap` rule runs in the trace of the values it batches, so
+# the rule of the devices' level sees the trace that was current when `sharded_vmap`'s
+# function was entered, and every inner level sees a batching trace of its own
+# (docs/performance.md#lanes-of-nested-batches).
+_UNFOLDED_TRACE: contextvars.ContextVar = contextvars.ContextVar("jaxwrap_unfolded_trace", default=None)
+
+
+def _current_trace():
+    from jax._src import core  # no public API names the current trace
+
+    return core.trace_ctx.trace
+
+
+@contextlib.contextmanager
+def batch_level_not_folded() -> Iterator[None]:
+    """While tracing a `vmap` entered inside this block, from the trace current here:
+    its level is batched as it comes, not folded into the lanes of an inner level."""
+    token = _UNFOLDED_TRACE.set(_current_trace())
+    try:
+        yield
+    finally:
+        _UNFOLDED_TRACE.reset(token)
+
+
+def folds_this_batch_level() -> bool:
+    """In a `custom_vmap` rule: whether the level it batches may be folded into the lanes
+    of the levels inside it (`batch_level_not_folded`)."""
+    return _current_trace() is not _UNFOLDED_TRACE.get()

@@ -23,6 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from ._misc import batch_level_not_folded
+
 __all__ = ["batch_mesh", "sharded_vmap"]
 
 
@@ -147,7 +149,8 @@ def sharded_vmap(
         # rule does across lanes (the cable solver's lane compaction sorts and gathers
         # them) stays within one device's block.
         per_device = jax.vmap(lambda *a: fn(*eqx.combine(a, static)), in_axes=axes)
-        out = jax.vmap(per_device, in_axes=axes)(*dynamic)
+        with batch_level_not_folded():  # the devices' level: never folded into lanes
+            out = jax.vmap(per_device, in_axes=axes)(*dynamic)
         return jax.tree.map(unplace, out)
 
     return wrapped

@@ -37,7 +37,7 @@ import jax.scipy.linalg
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int, PyTree
 
-from .._misc import concretely, lane_cond, map_by_kind
+from .._misc import concretely, folds_this_batch_level, lane_cond, map_by_kind
 from .._results import RESULTS
 from .._surfaces import AbstractSurface, Geodesic, GeodesicIntegrator
 from .._surfaces._geodesic import zero_length_geodesic_at
@@ -685,6 +685,63 @@ def _compacted_loop(static, body, dyn, scene, carry: SolverCarry, batched, size:
     return full
 
 
+def _lanes_solve(static, body, dyn, scene, carries: SolverCarry, batched) -> SolverCarry:
+    """The solver loop over the lanes of `carries` (axis 0), compacted (`_compacted_loop`;
+    `dyn` and `scene` have one row per lane where `batched` says True, else are shared).
+
+    Under an enclosing `jax.vmap` the new batch axis is folded into the lanes: lane
+    ``b · size + k`` is lane ``k`` of batch element ``b``. So a solve inside several
+    `vmap`s, such as the legs of one structure of a `CableSet` (a `vmap` over legs) inside
+    a batch of configurations, compacts all of its lanes as one batch, not only those of
+    the innermost `vmap` (docs/performance.md#lanes-of-nested-batches). The devices'
+    level of `sharded_vmap` is batched as it comes instead (`folds_this_batch_level`):
+    lanes never move between devices."""
+    size = carries.done.shape[0]
+
+    @jax.custom_batching.custom_vmap
+    def solve(dyn, scene, carries):
+        return _compacted_loop(static, body, dyn, scene, carries, batched, size)
+
+    @solve.def_vmap
+    def _fold(axis_size, in_batched, dyn, scene, carries):
+        dyn_b, scene_b, carries_b = in_batched
+        if not folds_this_batch_level():
+            axes = tuple(jax.tree.map(lambda b: 0 if b else None, tree) for tree in in_batched)
+
+            def one(d, sc, c):
+                return _compacted_loop(static, body, d, sc, c, batched, size)
+
+            carry = jax.vmap(one, in_axes=axes, axis_size=axis_size)(dyn, scene, carries)
+            return carry, jax.tree.map(lambda _: True, carry)
+
+        def as_lanes(x, is_batched):  # (axis_size, size, ...) or (size, ...) -> (axis_size * size, ...)
+            x = x if is_batched else jnp.broadcast_to(x, (axis_size, *x.shape))
+            return x.reshape(axis_size * size, *x.shape[2:])
+
+        def as_inputs(x, per_lane, is_batched):
+            if per_lane:
+                return as_lanes(x, is_batched)
+            # One row per batch element, shared by its lanes; or shared by every lane.
+            return jnp.repeat(x, size, axis=0) if is_batched else x
+
+        def merged(tree, per_lane, is_batched):
+            values = jax.tree.map(as_inputs, tree, per_lane, is_batched)
+            return values, jax.tree.map(lambda p, b: p or b, per_lane, is_batched)
+
+        dyn_l, dyn_per_lane = merged(dyn, batched[0], dyn_b)
+        scene_l, scene_per_lane = merged(scene, batched[1], scene_b)
+        lanes = jax.tree.map(as_lanes, carries, carries_b)
+        carry = _lanes_solve(static, body, dyn_l, scene_l, lanes, (dyn_per_lane, scene_per_lane))
+        carry = jax.tree.map(lambda x: x.reshape(axis_size, size, *x.shape[1:]), carry)
+        return carry, jax.tree.map(lambda _: True, carry)
+
+    return solve(dyn, scene, carries)
+
+
+def _flags(tree, value: bool):
+    return jax.tree.map(lambda _: value, tree)
+
+
 def run_solver(
     cable: AbstractCableSpan, scene: Scene, state0: CurveState, frozen: Bool[Array, " legs"] | None = None
 ) -> SolverCarry:
@@ -692,7 +749,7 @@ def run_solver(
     Legs marked `frozen` are left as they are (no iterations; a loop with every leg frozen
     runs no iteration at all, also under `vmap` when every lane is).
 
-    Under `jax.vmap` the batched loop compacts its lanes (`_compacted_loop`,
+    Under `jax.vmap` the batched loop compacts its lanes (`_lanes_solve`,
     docs/performance.md#lane-compaction); the results are those of each lane alone."""
     frozen = jnp.zeros(len(cable.legs()), bool) if frozen is None else frozen
     dyn, static = eqx.partition(cable, eqx.is_array)
@@ -716,8 +773,8 @@ def run_solver(
             return initial_carry(eqx.combine(d, static), sc, s0, fr)
 
         carry = jax.vmap(init, in_axes=axes, axis_size=axis_size)(dyn, scene, state0, frozen)
-        carry = _compacted_loop(static, body, dyn, scene, carry, (dyn_b, scene_b), axis_size)
-        return carry, jax.tree.map(lambda _: True, carry)
+        carry = _lanes_solve(static, body, dyn, scene, carry, (dyn_b, scene_b))
+        return carry, _flags(carry, True)
 
     return solve(dyn, scene, state0, frozen)
 
@@ -725,43 +782,9 @@ def run_solver(
 def run_solver_stack(cable: AbstractCableSpan, scene: Scene, carries: SolverCarry) -> SolverCarry:
     """The solver loop for a stack of ``K`` solves of one cable in one scene, each from
     its carry (leading axis of `carries`: `initial_carry` of a start, or a paused solve
-    `resume`d), as ``jax.vmap`` of the loop over them. Under an outer `jax.vmap` over
-    ``B`` scenes the ``B·K`` solves are compacted as one batch
-    (docs/performance.md#lane-compaction), not ``K`` at a time."""
+    `resume`d). Under enclosing `jax.vmap`s (``B`` scenes, and any further levels) all
+    ``B·K`` solves are compacted as one batch (`_lanes_solve`,
+    docs/performance.md#lane-compaction), not ``K`` at a time."""
     dyn, static = eqx.partition(cable, eqx.is_array)
-    size = carries.done.shape[0]
     body = _traced_body(static, dyn, scene, jax.tree.map(lambda x: x[0], carries))
-
-    def flags(tree, value):
-        return jax.tree.map(lambda _: value, tree)
-
-    @jax.custom_batching.custom_vmap
-    def solve(dyn, scene, carries):
-        batched = (flags(dyn, False), flags(scene, False))
-        return _compacted_loop(static, body, dyn, scene, carries, batched, size)
-
-    @solve.def_vmap
-    def _batched(axis_size, in_batched, dyn, scene, carries):
-        # Lane b * K + k is solve k of batch element b.
-        def per_scene(x, is_batched):
-            return jnp.repeat(x, size, axis=0) if is_batched else x
-
-        def per_start(x, is_batched):
-            x = x if is_batched else jnp.broadcast_to(x, (axis_size, *x.shape))
-            return x.reshape(axis_size * size, *x.shape[2:])
-
-        dyn_b, scene_b, carries_b = in_batched
-        lanes = jax.tree.map(per_start, carries, carries_b)
-        carry = _compacted_loop(
-            static,
-            body,
-            jax.tree.map(per_scene, dyn, dyn_b),
-            jax.tree.map(per_scene, scene, scene_b),
-            lanes,
-            (dyn_b, scene_b),
-            axis_size * size,
-        )
-        carry = jax.tree.map(lambda x: x.reshape(axis_size, size, *x.shape[1:]), carry)
-        return carry, flags(carry, True)
-
-    return solve(dyn, scene, carries)
+    return _lanes_solve(static, body, dyn, scene, carries, (_flags(dyn, False), _flags(scene, False)))

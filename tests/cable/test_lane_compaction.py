@@ -86,3 +86,36 @@ def test_frozen_lanes_are_never_stepped(fraction):
             assert int(it_i[0]) == int(iterations[i, 0])
             for x, xi in zip(jax.tree.leaves(state), jax.tree.leaves(state_i)):
                 np.testing.assert_allclose(np.asarray(x)[i], xi, rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize(
+    ("sweep", "cold_start", "outer", "inner"), [("ellipsoid_0", "hints", 40, 4), ("chain_1", "candidates", 12, 2)]
+)
+def test_nested_vmaps_compact_all_their_lanes_together(sweep, cold_start, outer, inner):
+    """A solve inside two `vmap`s (as a `CableSet`'s legs of one structure inside a batch
+    of configurations) folds both levels into one batch of lanes
+    (docs/performance.md#lanes-of-nested-batches): every lane equals the flat batch's,
+    and the solver loop runs at the buffer's width, not over the outer × inner lanes
+    (before, an inner level below `COMPACT_FROM` lanes was not compacted at all, and its
+    LAPACK calls ran over the whole batch)."""
+    sw = SWEEPS[sweep]
+    algorithm = "scholz2015" if cold_start == "hints" else "minimum_length"
+    cable = cable_sweeps.cable_from(sw, algorithm, cold_start)
+    poses_at = cable_sweeps.pose_of_angle(sw)
+    lo, hi = min(sw["angles"]), max(sw["angles"])
+    angles = jnp.asarray(np.random.default_rng(7).uniform(lo - 0.3, hi + 0.3, outer * inner))
+
+    def solve(c, a):
+        return _outputs(jw.solve_cable(c, poses_at(a)))
+
+    flat = jax.jit(jax.vmap(solve, in_axes=(None, 0)))(cable, angles)
+    nested_fn = jax.jit(jax.vmap(jax.vmap(solve, in_axes=(None, 0)), in_axes=(None, 0)))
+    nested = nested_fn(cable, angles.reshape(outer, inner))
+    for x, y in zip(flat, nested):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y).reshape(x.shape))
+    if cold_start == "hints":  # one solve per configuration: a lane each
+        hlo = nested_fn.lower(cable, angles.reshape(outer, inner)).compile().as_text()
+        calls = [line.split("custom-call(")[0] for line in hlo.splitlines() if 'custom_call_target="lapack_' in line]
+        width = buffer_size(outer * inner)
+        assert any(f"[{width}," in call for call in calls)
+        assert not any(f"[{outer},{inner}," in call or f"[{outer * inner}," in call for call in calls), calls
