@@ -361,9 +361,8 @@ def stack_where(
     def _batched(axis_size, in_batched, mask, stacked, shared):
         mask_b, stacked_b, shared_b = in_batched
 
-        def lanes(x, is_batched):  # (B, K, ...) -> (B·K, ...), lane b·K + k
-            x = x if is_batched else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))
-            return x.reshape(axis_size * K, *x.shape[2:])
+        def lanes(x, is_batched):
+            return fold_into_lanes(x, is_batched, axis_size)
 
         flat = _compacted_map(
             run, out, lanes(mask, mask_b), jax.tree.map(lanes, stacked, stacked_b), shared, shared_b, axis_size * K
@@ -372,6 +371,15 @@ def stack_where(
         return result, jax.tree.map(lambda _: True, result)
 
     return apply(mask, stacked, shared)
+
+
+def fold_into_lanes(x, is_batched: bool, axis_size: int) -> Array:
+    """A stack of ``K`` lanes as seen by a `custom_vmap` rule over ``B = axis_size``
+    elements, ``(B, K, ...)`` (or ``(K, ...)`` where not batched, shared by every
+    element), as one batch of ``B·K`` lanes: lane ``b·K + k`` is lane ``k`` of element
+    ``b``."""
+    x = x if is_batched else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))
+    return x.reshape(axis_size * x.shape[1], *x.shape[2:])
 
 
 def _compacted_map(run, out, mask, lanes, shared, shared_batched, size: int) -> PyTree:

@@ -37,7 +37,7 @@ import jax.scipy.linalg
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int, PyTree
 
-from .._misc import concretely, folds_this_batch_level, lane_cond, map_by_kind
+from .._misc import concretely, fold_into_lanes, folds_this_batch_level, lane_cond, map_by_kind
 from .._results import RESULTS
 from .._surfaces import AbstractSurface, Geodesic, GeodesicIntegrator
 from .._surfaces._geodesic import zero_length_geodesic_at
@@ -714,9 +714,8 @@ def _lanes_solve(static, body, dyn, scene, carries: SolverCarry, batched) -> Sol
             carry = jax.vmap(one, in_axes=axes, axis_size=axis_size)(dyn, scene, carries)
             return carry, jax.tree.map(lambda _: True, carry)
 
-        def as_lanes(x, is_batched):  # (axis_size, size, ...) or (size, ...) -> (axis_size * size, ...)
-            x = x if is_batched else jnp.broadcast_to(x, (axis_size, *x.shape))
-            return x.reshape(axis_size * size, *x.shape[2:])
+        def as_lanes(x, is_batched):
+            return fold_into_lanes(x, is_batched, axis_size)
 
         def as_inputs(x, per_lane, is_batched):
             if per_lane:
