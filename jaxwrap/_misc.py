@@ -134,6 +134,17 @@ def positive_or_one(x: Float[Array, "*batch"]) -> Float[Array, "*batch"]:
 
 
 # ---------------------------------------------------------------------------- rotations
+def solve_3x3(A: Float[Array, "3 3"], b: Float[Array, " 3"]) -> Float[Array, " 3"]:
+    """``A⁻¹ b`` by Cramer's rule: ``(b₀ a₁×a₂ + b₁ a₂×a₀ + b₂ a₀×a₁) / det A`` for the
+    rows ``aᵢ`` of `A`. Elementwise arithmetic only: under `vmap` it is a few fused
+    kernels over the batch, where `jnp.linalg.solve` calls LAPACK once per matrix (and
+    jaxlib splits a large batch of calls across XLA's thread pool,
+    docs/performance.md#lanes-of-nested-batches). A singular `A` gives inf or NaN, as
+    `jnp.linalg.solve` does."""
+    c0, c1, c2 = jnp.cross(A[1], A[2]), jnp.cross(A[2], A[0]), jnp.cross(A[0], A[1])
+    return (b[0] * c0 + b[1] * c1 + b[2] * c2) / jnp.dot(A[0], c0)
+
+
 def segment_nearest_to_origin(a: Float[Array, " d"], b: Float[Array, " d"]) -> Float[Array, " d"]:
     """The point of the segment from `a` to `b` nearest the origin (an end point where the
     foot of the perpendicular lies beyond it; `a` where the two coincide)."""
@@ -340,10 +351,12 @@ def stack_where(
     Under `jax.vmap` over ``B`` stacks the ``B·K`` slots are one batch: the slots where
     `mask` holds are gathered, `STACK_WHERE_CHUNK` at a time, and `fn` runs on those
     alone, so a batch pays for the slots it uses rather than for ``K`` per element
-    (docs/performance.md#scoring-the-slots-that-ran). `fn` must be a function of its
-    arguments alone (it may not close over traced values); it is traced once.
+    (docs/performance.md#scoring-the-slots-that-ran). Every enclosing `vmap` level is
+    folded into the same batch, as the cable solver's loop folds them
+    (docs/performance.md#lanes-of-nested-batches), except `sharded_vmap`'s devices. `fn`
+    must be a function of its arguments alone (it may not close over traced values); it
+    is traced once.
     """
-    K = mask.shape[0]
     slot = jax.tree.map(lambda x: jax.ShapeDtypeStruct(jnp.shape(x)[1:], jnp.result_type(x)), stacked)
     common = jax.tree.map(lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)), shared)
     closed, out = jax.make_jaxpr(fn, return_shape=True)(slot, common)
@@ -353,24 +366,55 @@ def stack_where(
         leaves = jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *jax.tree.leaves((s, sh)))
         return jax.tree.unflatten(out_tree, leaves)
 
+    return _stack_lanes(run, out, mask, stacked, shared, jax.tree.map(lambda _: 0, shared))
+
+
+def _stack_lanes(run, out, mask, lanes, shared, per) -> PyTree:
+    """`stack_where`'s map over the lanes of `mask` and `lanes` (axis 0). `per` holds, per
+    leaf of `shared`, how many consecutive lanes share one of its rows (the row of lane
+    ``i`` is ``(i // per) % rows``), or 0 where the leaf is one value for every lane.
+
+    Under an enclosing `jax.vmap` over ``B`` elements the new axis is folded into the lanes
+    (lane ``b · size + i`` is lane ``i`` of element ``b``) and this is called again, so
+    only the outermost level runs the compacted loop; `sharded_vmap`'s devices' level is
+    batched as it comes (`folds_this_batch_level`)."""
+    size = mask.shape[0]
+
     @jax.custom_batching.custom_vmap
-    def apply(mask, stacked, shared):
-        return _compacted_map(run, out, mask, stacked, shared, None, K)
+    def apply(mask, lanes, shared):
+        return _compacted_map(run, out, mask, lanes, shared, per, size)
 
     @apply.def_vmap
-    def _batched(axis_size, in_batched, mask, stacked, shared):
-        mask_b, stacked_b, shared_b = in_batched
+    def _fold(axis_size, in_batched, mask, lanes, shared):
+        mask_b, lanes_b, shared_b = in_batched
+        if not folds_this_batch_level():
+            axes = tuple(jax.tree.map(lambda b: 0 if b else None, tree) for tree in in_batched)
 
-        def lanes(x, is_batched):
+            def one(m, ls, sh):
+                return _compacted_map(run, out, m, ls, sh, per, size)
+
+            result = jax.vmap(one, in_axes=axes, axis_size=axis_size)(mask, lanes, shared)
+            return result, jax.tree.map(lambda _: True, result)
+
+        def as_lanes(x, is_batched):
             return fold_into_lanes(x, is_batched, axis_size)
 
-        flat = _compacted_map(
-            run, out, lanes(mask, mask_b), jax.tree.map(lanes, stacked, stacked_b), shared, shared_b, axis_size * K
-        )
-        result = jax.tree.map(lambda x: x.reshape(axis_size, K, *x.shape[1:]), flat)
+        # A shared leaf batched at this level: its rows of every element, one after the
+        # other (one row per element where it was common to the lanes); one that is not
+        # keeps its rows, which the modulo in the row index repeats for every element.
+        def folded_shared(x, p, is_batched):
+            return x.reshape(-1, *x.shape[2:]) if is_batched and p > 0 else x
+
+        def folded_per(p, is_batched):
+            return size if is_batched and p == 0 else p
+
+        shared_l = jax.tree.map(folded_shared, shared, per, shared_b)
+        per_l = jax.tree.map(folded_per, per, shared_b)
+        flat = _stack_lanes(run, out, as_lanes(mask, mask_b), jax.tree.map(as_lanes, lanes, lanes_b), shared_l, per_l)
+        result = jax.tree.map(lambda x: x.reshape(axis_size, size, *x.shape[1:]), flat)
         return result, jax.tree.map(lambda _: True, result)
 
-    return apply(mask, stacked, shared)
+    return apply(mask, lanes, shared)
 
 
 def fold_into_lanes(x, is_batched: bool, axis_size: int) -> Array:
@@ -382,22 +426,23 @@ def fold_into_lanes(x, is_batched: bool, axis_size: int) -> Array:
     return x.reshape(axis_size * x.shape[1], *x.shape[2:])
 
 
-def _compacted_map(run, out, mask, lanes, shared, shared_batched, size: int) -> PyTree:
+def _compacted_map(run, out, mask, lanes, shared, per, size: int) -> PyTree:
     """`stack_where`'s loop over `size` lanes: the lanes where `mask` holds, in order, a
-    chunk at a time; `shared` leaves marked in `shared_batched` have one row per
-    ``size // len(...)`` consecutive lanes (one per stack), the others are common."""
+    chunk at a time; a leaf of `shared` with ``per > 0`` has one row per `per`
+    consecutive lanes (repeated from the start when it has fewer rows than that covers),
+    one with 0 is common to every lane."""
     chunk = min(size, STACK_WHERE_CHUNK)
     # The lanes where `mask` holds first, in order; padded so that every chunk is a slice.
     order = jnp.concatenate([jnp.argsort(~mask, stable=True), jnp.zeros(chunk, jnp.int32)])
     count = jnp.sum(mask)
     result = jax.tree.map(lambda s: jnp.zeros((size, *s.shape), s.dtype), out)
-    # Per shared leaf, the number of consecutive lanes that share one of its rows (0:
-    # one value for every lane).
-    if shared_batched is None:
-        per_stack = jax.tree.map(lambda _: 0, shared)
-    else:
-        per_stack = jax.tree.map(lambda x, b: size // x.shape[0] if b else 0, shared, shared_batched)
-    axes = jax.tree.map(lambda k: None if k == 0 else 0, per_stack)
+    axes = jax.tree.map(lambda p: None if p == 0 else 0, per)
+
+    def rows(x, p, lane):
+        if p == 0:
+            return x
+        row = lane // p
+        return x[row if size // p == x.shape[0] else row % x.shape[0]]
 
     def body(loop):
         start, result = loop
@@ -406,7 +451,7 @@ def _compacted_map(run, out, mask, lanes, shared, shared_batched, size: int) -> 
         ids = jnp.where(position < count, ids, size)  # past the last lane: dropped below
         safe = jnp.minimum(ids, size - 1)
         s = jax.tree.map(lambda x: x[safe], lanes)
-        sh = jax.tree.map(lambda x, k: x if k == 0 else x[safe // k], shared, per_stack)
+        sh = jax.tree.map(lambda x, p: rows(x, p, safe), shared, per)
         values = jax.vmap(run, in_axes=(0, axes))(s, sh)
         result = jax.tree.map(lambda r, v: r.at[ids].set(v, mode="drop"), result, values)
         return start + chunk, result

@@ -75,3 +75,47 @@ def test_runs_fn_on_the_masked_slots_in_chunks(data, monkeypatch):
     calls.clear()
     jax.block_until_ready(run(jnp.zeros((7, 5), bool), d["x"], d["y"], d["scale"]))
     assert calls == []
+
+
+def nested_fn(slot, shared):
+    scale, bias, gain, offset = shared
+    return {"a": jnp.sin(slot["x"]) * scale * gain + offset + bias, "b": jnp.sum(slot["y"]) * scale - bias}
+
+
+@pytest.mark.parametrize("chunk", [2, 256])
+def test_nested_vmaps_gather_the_masked_slots_of_every_level(chunk, monkeypatch):
+    """Under ``vmap(vmap(...))`` over 3 × 7 stacks of 5 slots, every level is folded into
+    one batch of 105 lanes: ``fn`` runs on the masked slots of all of them together, a
+    chunk at a time (not on every slot of an inner batch for each outer element), and
+    shared leaves batched at the outer level only, the inner level only or both reach the
+    right slots."""
+    monkeypatch.setattr(misc, "STACK_WHERE_CHUNK", chunk)
+    rng = np.random.default_rng(1)
+    A, B, K = 3, 7, 5
+    mask = rng.uniform(size=(A, B, K)) < 0.3
+    x, y = rng.normal(size=(A, B, K, 3)), rng.normal(size=(A, B, K, 2))
+    scale, bias, gain, offset = rng.normal(size=(A, B)), rng.normal(size=A), rng.normal(size=B), rng.normal(size=3)
+    calls = []
+
+    def counted(slot, shared):
+        jax.debug.callback(lambda v: calls.append(np.shape(v)), slot["x"])
+        return nested_fn(slot, shared)
+
+    def one(m, x, y, s, b, g):
+        return stack_where(counted, m, {"x": x, "y": y}, (s, b, g, jnp.asarray(offset)))
+
+    inner = jax.vmap(one, in_axes=(0, 0, 0, 0, None, 0))
+    run = jax.jit(jax.vmap(inner, in_axes=(0, 0, 0, 0, 0, None)))
+    args = [jnp.asarray(v) for v in (mask, x, y, scale, bias, gain)]
+    got = jax.block_until_ready(run(*args))
+    for i in range(A):
+        for j in range(B):
+            for k in range(K):
+                want = nested_fn({"x": x[i, j, k], "y": y[i, j, k]}, (scale[i, j], bias[i], gain[j], offset))
+                if not mask[i, j, k]:
+                    want = jax.tree.map(jnp.zeros_like, want)
+                np.testing.assert_allclose(got["a"][i, j, k], want["a"], rtol=1e-14, atol=1e-14)
+                np.testing.assert_allclose(got["b"][i, j, k], want["b"], rtol=1e-14, atol=1e-14)
+    chunks = -(-int(mask.sum()) // chunk)
+    size = min(chunk, A * B * K)
+    assert calls == [(3,)] * (chunks * size)

@@ -712,7 +712,7 @@ def _lanes_solve(static, body, dyn, scene, carries: SolverCarry, batched) -> Sol
                 return _compacted_loop(static, body, d, sc, c, batched, size)
 
             carry = jax.vmap(one, in_axes=axes, axis_size=axis_size)(dyn, scene, carries)
-            return carry, jax.tree.map(lambda _: True, carry)
+            return carry, _flags(carry, True)
 
         def as_lanes(x, is_batched):
             return fold_into_lanes(x, is_batched, axis_size)
@@ -732,7 +732,7 @@ def _lanes_solve(static, body, dyn, scene, carries: SolverCarry, batched) -> Sol
         lanes = jax.tree.map(as_lanes, carries, carries_b)
         carry = _lanes_solve(static, body, dyn_l, scene_l, lanes, (dyn_per_lane, scene_per_lane))
         carry = jax.tree.map(lambda x: x.reshape(axis_size, size, *x.shape[1:]), carry)
-        return carry, jax.tree.map(lambda _: True, carry)
+        return carry, _flags(carry, True)
 
     return solve(dyn, scene, carries)
 

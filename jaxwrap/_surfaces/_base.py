@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Bool, Float, Real
 
-from .._misc import batched_like, positive_or_one, safe_norm, safe_normalize
+from .._misc import batched_like, positive_or_one, safe_norm, safe_normalize, solve_3x3
 from .._results import RESULTS
 from ._darboux import gaussian_curvature_from
 from ._geodesic import Geodesic, zero_length_geodesic_at
@@ -186,7 +186,7 @@ class AbstractSurface(eqx.Module):
             Tx = -Nx * jnp.dot(t_q, n) - jnp.outer(n, t_q @ Nx)
             Bx = -Nx * jnp.dot(b_q, n) - jnp.outer(n, b_q @ Nx)
             J = jnp.stack([g, -t + r @ Tx, -b + r @ Bx])
-            dx = jnp.linalg.solve(J, f)
+            dx = solve_3x3(J, f)
             dx_rms = rms(dx)
             lam0 = jnp.minimum(1.0, 0.25 * scale / jnp.where(dx_rms > 0, dx_rms, 1))
 
