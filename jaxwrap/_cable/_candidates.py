@@ -765,16 +765,26 @@ def _where_legs(
     )
 
 
+#: A warm start's continuation of a leg of several obstacles pauses after this many
+#: corrections; the leg then restarts from lifted, and the continuation is resumed, from
+#: where it paused, only where the restart is no genuine path either
+#: (docs/cable.md#warm-start-fallback).
+WARM_PATIENCE = CANDIDATE_PATIENCE
+
+
 def solve_warm(
     cable: AbstractCableSpan, scene: Scene, state: CurveState
 ) -> tuple[SolverCarry, tuple[Bool[Array, " n"], ...] | None]:
     """A warm-started solve (docs/cable.md#warm-start-fallback): the previous path
-    continued (`closed_form_warm_state`, then the solver), and every leg where that ends
-    on no genuine path solved again from the leg lifted, as the cold start opens; such a
-    leg returns the restart's path where that is genuine, with the corrections of both
-    rounds, and otherwise the continuation with its failure. Both rounds run in
-    one `lax.scan`, so the solver loop is compiled once; a leg the continuation solved
-    is frozen in the restart, which costs its lanes no iteration.
+    continued (`closed_form_warm_state`, then the solver; on a leg of several obstacles
+    pausing after `WARM_PATIENCE` corrections), and every leg where that ends on no
+    genuine path, or paused, solved again from the leg lifted, as the cold start opens;
+    such a leg returns the restart's path where that is genuine, with the corrections of
+    both rounds. Where it is not, a paused continuation is resumed from where it paused
+    (its path and corrections are those of an unpaused continuation), and the
+    continuation is returned with its failure. The three rounds run in one `lax.scan`, so
+    the solver loop is compiled once; a leg a round does not solve is frozen, which costs
+    its lanes no iteration.
 
     Returns the carry and, where the rounds ran, the `path_faults` of the path returned
     (found on the way; None where no leg can restart)."""
@@ -790,33 +800,44 @@ def solve_warm(
     # Every obstacle lifted, tracking nothing (the cold start's lifted start): a lifted
     # curve's geodesic is never read, and one that touches down is shot afresh.
     lifted = CurveState(state.geodesics, jnp.full_like(state.status, LIFTED), jnp.zeros_like(state.tracking))
-    states = jax.tree.map(lambda w, s: jnp.stack([w, s]), state, lifted)
-    unused = np.stack([np.zeros(len(legs), bool), ~retry])
+    # Rounds: the continuation, the restart, the continuation resumed (its start state
+    # unused: it goes on from the carry it paused with).
+    states = jax.tree.map(lambda w, s: jnp.stack([w, s, w]), state, lifted)
+    unused = np.stack([np.zeros(len(legs), bool), ~retry, ~retry])
+    several = np.array([len(obs) > 1 for obs in legs], bool)
+    patience = np.full((3, num_legs), NO_PAUSE, np.int64)
+    patience[0] = np.where(retry & several, WARM_PATIENCE, NO_PAUSE)
 
     def solve_round(loop, inputs):
-        r, start, unused = inputs
-        restart, kept, kept_faults = loop
-        carry = run_solver(cable, scene, start, unused | ~restart)
-        # The restart round's check runs only where some lane of the batch restarts:
-        # `any_lane` is never batched, so under `vmap` this stays a branch. (Its solve
+        r, start, unused, patience = inputs
+        legs_on, kept, kept_faults = loop
+        fresh = initial_carry(cable, scene, start, unused | ~legs_on, patience)
+        carry = jax.tree.map(lambda a, b: jnp.where(r == 2, a, b), resume(kept, legs_on), fresh)
+        carry = jax.tree.map(lambda x: x[0], run_solver_stack(cable, scene, jax.tree.map(lambda x: x[None], carry)))
+        # The later rounds' check runs only where some lane of the batch solves a leg:
+        # `any_lane` is never batched, so under `vmap` this stays a branch. (Their solve
         # needs no branch: a loop whose lanes are all frozen runs no iteration.)
         _, genuine, faults = jax.lax.cond(
-            (r == 0) | any_lane(jnp.any(restart)),
+            (r == 0) | any_lane(jnp.any(legs_on)),
             lambda: leg_faults(cable, scene, carry),
             lambda: (jnp.zeros(num_legs, dtype), jnp.zeros(num_legs, bool), (jnp.zeros(n, bool),) * 4),
         )
-        # The continuation; then, on the legs that restart, the restart's path where it is
-        # genuine (else the continuation's failure stays).
-        take = (r == 0) | (restart & genuine)
-        restart = jnp.where(r == 0, ~genuine & jnp.asarray(retry), restart)
-        carry = dataclasses.replace(carry, iterations=carry.iterations + jnp.where(r == 0, 0, kept.iterations))
+        genuine = genuine & ~carry.paused  # a paused leg is not solved yet
+        # The continuation; on the legs that restart, the restart's path where it is
+        # genuine; on the legs resumed, the resumed continuation, whatever its outcome.
+        take = (r == 0) | (legs_on & (genuine | (r == 2)))
+        carry = dataclasses.replace(carry, iterations=carry.iterations + jnp.where(r == 1, kept.iterations, 0))
         on = take[leg_of]
         kept_faults = tuple(jnp.where(on, f, k) for f, k in zip(faults, kept_faults))
-        return restart, _where_legs(cable, take, carry, kept), kept_faults
+        kept = _where_legs(cable, take, carry, kept)
+        # Round 1 solves the legs the continuation left on no genuine path (or paused);
+        # round 2 those whose continuation paused and whose restart is not genuine.
+        legs_on = jnp.where(r == 0, ~genuine & jnp.asarray(retry), kept.paused)
+        return legs_on, kept, kept_faults
 
     # Placeholders of the carry's shapes; the first round replaces them.
     kept = initial_carry(cable, scene, state, jnp.ones(num_legs, bool))
     loop = batched_like((jnp.ones(num_legs, bool), kept, (jnp.zeros(n, bool),) * 4), (states, scene))
-    rounds = (jnp.arange(2), states, jnp.asarray(unused))
+    rounds = (jnp.arange(3), states, jnp.asarray(unused), jnp.asarray(patience, jnp.int32))
     (_, kept, faults), _ = jax.lax.scan(lambda loop, inputs: (solve_round(loop, inputs), None), loop, rounds)
     return kept, faults
