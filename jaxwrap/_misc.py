@@ -390,21 +390,11 @@ def _stack_lanes(run, out, mask, lanes, shared, per) -> PyTree:
     batched as it comes (`folds_this_batch_level`)."""
     size = mask.shape[0]
 
-    @jax.custom_batching.custom_vmap
-    def apply(mask, lanes, shared):
+    def loop(mask, lanes, shared):
         return _compacted_map(run, out, mask, lanes, shared, per, size)
 
-    @apply.def_vmap
-    def _fold(axis_size, in_batched, mask, lanes, shared):
+    def fold(axis_size, in_batched, mask, lanes, shared):
         mask_b, lanes_b, shared_b = in_batched
-        if not folds_this_batch_level():
-            axes = tuple(jax.tree.map(lambda b: 0 if b else None, tree) for tree in in_batched)
-
-            def one(m, ls, sh):
-                return _compacted_map(run, out, m, ls, sh, per, size)
-
-            result = jax.vmap(one, in_axes=axes, axis_size=axis_size)(mask, lanes, shared)
-            return result, jax.tree.map(lambda _: True, result)
 
         def as_lanes(x, is_batched):
             return fold_into_lanes(x, is_batched, axis_size)
@@ -420,11 +410,9 @@ def _stack_lanes(run, out, mask, lanes, shared, per) -> PyTree:
 
         shared_l = jax.tree.map(folded_shared, shared, per, shared_b)
         per_l = jax.tree.map(folded_per, per, shared_b)
-        flat = _stack_lanes(run, out, as_lanes(mask, mask_b), jax.tree.map(as_lanes, lanes, lanes_b), shared_l, per_l)
-        result = jax.tree.map(lambda x: x.reshape(axis_size, size, *x.shape[1:]), flat)
-        return result, jax.tree.map(lambda _: True, result)
+        return _stack_lanes(run, out, as_lanes(mask, mask_b), jax.tree.map(as_lanes, lanes, lanes_b), shared_l, per_l)
 
-    return apply(mask, lanes, shared)
+    return fold_batch_levels(loop, fold)(mask, lanes, shared)
 
 
 def fold_into_lanes(x, is_batched: bool, axis_size: int) -> Array:
@@ -434,6 +422,32 @@ def fold_into_lanes(x, is_batched: bool, axis_size: int) -> Array:
     ``b``."""
     x = x if is_batched else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))
     return x.reshape(axis_size * x.shape[1], *x.shape[2:])
+
+
+def fold_batch_levels(loop: Callable[..., PyTree], fold: Callable[..., PyTree]) -> Callable[..., PyTree]:
+    """`loop` (a map over the lanes of its arguments, axis 0), batched by folding: under
+    an enclosing `jax.vmap` over ``B`` elements, ``fold(B, in_batched, *args)`` runs
+    instead, on the level folded into the lanes (`fold_into_lanes`; it calls the folded
+    function again, so only the outermost level runs `loop`), and returns ``B·K`` lanes,
+    which come back as ``(B, K, ...)``. The level of `sharded_vmap`'s devices is not
+    folded (`folds_this_batch_level`): there `loop` is batched as it comes, so lanes never
+    move between devices (docs/performance.md#lanes-of-nested-batches)."""
+
+    @jax.custom_batching.custom_vmap
+    def apply(*args):
+        return loop(*args)
+
+    @apply.def_vmap
+    def _rule(axis_size, in_batched, *args):
+        if folds_this_batch_level():
+            flat = fold(axis_size, in_batched, *args)
+            result = jax.tree.map(lambda x: x.reshape(axis_size, x.shape[0] // axis_size, *x.shape[1:]), flat)
+        else:
+            axes = tuple(jax.tree.map(lambda b: 0 if b else None, tree) for tree in in_batched)
+            result = jax.vmap(loop, in_axes=axes, axis_size=axis_size)(*args)
+        return result, jax.tree.map(lambda _: True, result)
+
+    return apply
 
 
 def _compacted_map(run, out, mask, lanes, shared, per, size: int) -> PyTree:

@@ -37,7 +37,7 @@ import jax.scipy.linalg
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int, PyTree
 
-from .._misc import concretely, fold_into_lanes, folds_this_batch_level, lane_cond, map_by_kind
+from .._misc import concretely, fold_batch_levels, fold_into_lanes, lane_cond, map_by_kind
 from .._results import RESULTS
 from .._surfaces import AbstractSurface, Geodesic, GeodesicIntegrator
 from .._surfaces._geodesic import zero_length_geodesic_at
@@ -698,21 +698,11 @@ def _lanes_solve(static, body, dyn, scene, carries: SolverCarry, batched) -> Sol
     lanes never move between devices."""
     size = carries.done.shape[0]
 
-    @jax.custom_batching.custom_vmap
-    def solve(dyn, scene, carries):
+    def loop(dyn, scene, carries):
         return _compacted_loop(static, body, dyn, scene, carries, batched, size)
 
-    @solve.def_vmap
-    def _fold(axis_size, in_batched, dyn, scene, carries):
+    def fold(axis_size, in_batched, dyn, scene, carries):
         dyn_b, scene_b, carries_b = in_batched
-        if not folds_this_batch_level():
-            axes = tuple(jax.tree.map(lambda b: 0 if b else None, tree) for tree in in_batched)
-
-            def one(d, sc, c):
-                return _compacted_loop(static, body, d, sc, c, batched, size)
-
-            carry = jax.vmap(one, in_axes=axes, axis_size=axis_size)(dyn, scene, carries)
-            return carry, _flags(carry, True)
 
         def as_lanes(x, is_batched):
             return fold_into_lanes(x, is_batched, axis_size)
@@ -730,11 +720,9 @@ def _lanes_solve(static, body, dyn, scene, carries: SolverCarry, batched) -> Sol
         dyn_l, dyn_per_lane = merged(dyn, batched[0], dyn_b)
         scene_l, scene_per_lane = merged(scene, batched[1], scene_b)
         lanes = jax.tree.map(as_lanes, carries, carries_b)
-        carry = _lanes_solve(static, body, dyn_l, scene_l, lanes, (dyn_per_lane, scene_per_lane))
-        carry = jax.tree.map(lambda x: x.reshape(axis_size, size, *x.shape[1:]), carry)
-        return carry, _flags(carry, True)
+        return _lanes_solve(static, body, dyn_l, scene_l, lanes, (dyn_per_lane, scene_per_lane))
 
-    return solve(dyn, scene, carries)
+    return fold_batch_levels(loop, fold)(dyn, scene, carries)
 
 
 def _flags(tree, value: bool):
