@@ -26,10 +26,13 @@ solved, and a list of *further* starts, solved only while the leg is not *settle
 A leg over numerically shot or several obstacles is settled when two genuine candidates
 end on its shortest length (within what the tolerance leaves undetermined, `_slack`):
 where they do not agree, the stationary paths are nearly equal and the costly starts
-run too. It is also settled by one genuine candidate as short as the straight line
-between its ends, which no path can beat: such a leg's lifted start runs alone in an
-opening round, and where the line clears its obstacles no other start runs
-(docs/cable.md#the-straight-line-certificate).
+run too. It is also settled by a shortest genuine candidate as long as the leg's lower
+bound (`lower_bounds`): the straight line between its ends, and the closed-form shortest
+path round each of its spheres and cylinders alone, which no path that keeps out of
+them can beat. Such a leg's lifted start and its exact starts run alone in an opening
+round, and where one of them attains the bound no other start runs
+(docs/cable.md#the-straight-line-certificate,
+docs/cable.md#lower-bounds-from-closed-form-wraps).
 
 In a leg of several obstacles every start but the first pauses after
 `CANDIDATE_PATIENCE` corrections and counts as no candidate; after the rounds of starts,
@@ -69,6 +72,7 @@ from jaxtyping import Array, Bool, Float, Int
 
 from .._misc import any_lane, batched_like, safe_normalize, segment_nearest_to_origin, stack_where
 from .._surfaces import Cylinder, Ellipsoid, Sphere
+from .._surfaces._shortest_wrap import cylinder_shortest_length, sphere_shortest_length
 from ._definition import AbstractCableSpan
 from ._faults import leg_faults, leg_scores
 from ._solver import (
@@ -160,9 +164,9 @@ def _leg_starts(cable: AbstractCableSpan, scene: Scene, leg: int) -> tuple[list[
     """The first starts (all solved unless the first of them settles the leg alone) and
     the further starts (in order, only while the leg is not settled) of one leg, and
     whether the leg settles by agreement (two genuine candidates on its shortest length,
-    or one on its straight line) rather than by any genuine path. Where it does, the
-    first start is the leg lifted off every obstacle, solved alone in the opening round
-    (`_schedule`). Earlier starts are kept on ties."""
+    or one as long as its lower bound) rather than by any genuine path. Where it does,
+    the first start is the leg lifted off every obstacle, solved in the opening round
+    with the exact starts (`_schedule`). Earlier starts are kept on ties."""
     obstacles = cable.legs()[leg]
     if not obstacles:
         return [{}], [], False
@@ -275,11 +279,21 @@ def _schedule(cable: AbstractCableSpan, scene: Scene) -> tuple[CurveState, np.nd
     plans = [_leg_starts(cable, scene, leg) for leg in range(len(cable.legs()))]
     for leg, (first, _, agree) in enumerate(plans):  # the opening below relies on it
         assert not agree or first[0] == dict.fromkeys(cable.legs()[leg]), "a settling-by-agreement leg opens lifted"
-    # Where a leg settles by agreement, its lifted start opens alone: where the straight
-    # line between the leg's ends clears every obstacle it is the shortest path there
-    # is, and the leg is settled by it (`settled`) before any other start runs
-    # (docs/cable.md#the-straight-line-certificate).
-    openings = [[first[:1], first[1:]] if agree and len(first) > 1 else [first] for first, _, agree in plans]
+
+    # Where a leg settles by agreement, its lifted start opens, with its exact starts (a
+    # sphere or cylinder on its closed-form wrap, the others lifted), in a round of their
+    # own. Where the straight line between the leg's ends clears every obstacle, or the
+    # path touches one sphere or cylinder alone, one of them is as long as the leg's lower
+    # bound, no path is shorter, and the leg is settled (`settled`) before its other
+    # first starts run in the next round (docs/cable.md#the-straight-line-certificate,
+    # docs/cable.md#lower-bounds-from-closed-form-wraps). Only the bound settles a leg
+    # there: after the opening, two agreeing candidates do not (`settled`'s
+    # `agreement`), so that the next round is always the rest of the first starts.
+    def opening(first):
+        exact = [s for s in first[1:] if EXACT in s.values()]
+        return [[first[0], *exact], [s for s in first[1:] if EXACT not in s.values()]]
+
+    openings = [opening(first) if agree and len(first) > 1 else [first] for first, _, agree in plans]
     K = max(len(chunk) for opening in openings for chunk in opening)
     per_leg = [
         opening + [further[j : j + K] for j in range(0, len(further), K)]
@@ -323,24 +337,51 @@ def settled(
     scores: Float[Array, "S legs"],
     by_agreement: np.ndarray,
     accuracy=0.0,
-    straight: Float[Array, " legs"] | None = None,
+    bound: Float[Array, " legs"] | None = None,
+    agreement=True,
 ) -> Bool[Array, " legs"]:
     """Per leg, whether the candidates solved so far (`scores`: lengths, inf where not
     genuine or not solved) settle it: a genuine path, and where `by_agreement`, at least
-    two genuine candidates on the shortest length or one as short as the leg's
-    `straight` line (the distance between its ends: no path is shorter, so a genuine
-    one of that length is the shortest; docs/cable.md#the-straight-line-certificate)."""
+    two genuine candidates on the shortest length or a shortest one as long as the leg's
+    lower `bound` (`lower_bounds`: no path that keeps out of the obstacles is shorter, so
+    a genuine one of that length is the shortest; docs/cable.md#the-straight-line-certificate).
+    Without `agreement` (after the opening round, `_schedule`) only the bound settles a
+    leg that settles by agreement: its first starts are all solved unless it does."""
     agreeing = jnp.sum(_on_shortest(cable, scores, accuracy), axis=0)
     certified = jnp.zeros(agreeing.shape, bool)
-    if straight is not None:
+    if bound is not None:
+        # Two-sided: a genuine path can be shorter than a closed-form wrap's bound where it
+        # passes through that obstacle on a segment the obstacle does not neighbour; such a
+        # shortest candidate certifies nothing, and the leg's other starts run.
         shortest = jnp.min(scores, axis=0)
-        certified = jnp.isfinite(shortest) & (shortest <= straight + _slack(cable, straight, accuracy))
-    return jnp.where(jnp.asarray(by_agreement), (agreeing >= 2) | certified, agreeing >= 1)
+        certified = jnp.isfinite(shortest) & (jnp.abs(shortest - bound) <= _slack(cable, bound, accuracy))
+    return jnp.where(jnp.asarray(by_agreement), ((agreeing >= 2) & agreement) | certified, agreeing >= 1)
 
 
 def straight_lengths(scene: Scene) -> Float[Array, " legs"]:
     """Per leg, the distance between its ends: a lower bound on its length."""
     return jnp.linalg.norm(scene.leg_end - scene.leg_start, axis=-1)
+
+
+def lower_bounds(cable: AbstractCableSpan, scene: Scene) -> Float[Array, " legs"]:
+    """Per leg, a length no path of the leg that keeps out of its obstacles is shorter
+    than: the distance between its ends and, in a leg of several obstacles, for each
+    sphere or cylinder the length of the shortest path between the ends that keeps out
+    of that obstacle alone, in closed form (docs/cable.md#lower-bounds-from-closed-form-wraps)."""
+    bounds = straight_lengths(scene)
+    dtype = scene.origin.dtype
+    for leg, obstacles in enumerate(cable.legs()):
+        if len(obstacles) < 2:
+            continue
+        for i in obstacles:
+            surface = cable.obstacles[i].surface
+            if not isinstance(surface, _CLOSED_FORM):
+                continue
+            X_SG = scene.X_GS[i].inverse()
+            a, b = X_SG.apply(scene.leg_start[leg]), X_SG.apply(scene.leg_end[leg])
+            shortest = sphere_shortest_length if isinstance(surface, Sphere) else cylinder_shortest_length
+            bounds = bounds.at[leg].max(shortest(surface.radius.astype(dtype), a, b))
+    return jax.lax.stop_gradient(bounds)
 
 
 #: The screen (docs/cable.md#screen-and-finish) shoots curves to a hundredth of the
@@ -442,7 +483,7 @@ def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
     if numeric_legs.any():
         return _screen_and_finish(cable, scene, states, unused, by_agreement, numeric_legs)
     R, K, num_legs = unused.shape
-    straight = straight_lengths(scene)
+    bound = lower_bounds(cable, scene)
     dtype = scene.origin.dtype
 
     if R == 1:  # no obstacles: one straight start per leg, nothing to pause
@@ -454,7 +495,7 @@ def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
 
     def solve_round(loop, r):
         scores, store = loop
-        legs_settled = settled(cable, scores, by_agreement, straight=straight)
+        legs_settled = settled(cable, scores, by_agreement, bound=bound, agreement=r != 1)
         fr = legs_settled[None, :] | jnp.asarray(unused)[jnp.minimum(r, R - 1)]
         start, frozen = _round_carries(
             cable, scene, r, R, jax.tree.map(lambda x: x[jnp.minimum(r, R - 1)], states), fr, store, legs_settled
@@ -473,7 +514,7 @@ def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
     store = jax.vmap(jax.vmap(lambda st: initial_carry(cable, scene, st, jnp.ones(num_legs, bool))))(states)
     store = PackedCarries.of(store, 2)
     # One trace of the rounds (the loop batched from the start, as below).
-    scores, store = batched_like((scores, store), (states, straight))
+    scores, store = batched_like((scores, store), (states, bound))
     (scores, store), _ = jax.lax.scan(solve_round, (scores, store), jnp.arange(R + _resume_rounds(cable, R)))
     slots = store.map(lambda x: x.reshape(-1, *x.shape[2:]))
     return _take_packed(cable, slots, _pick(cable, scores, jnp.isfinite(scores))).unpack()
@@ -503,7 +544,7 @@ def _screen_and_finish(
     coarse = jnp.asarray(screen_accuracy(cable), dtype)
     numeric = _numeric(cable)
     leg_of = np.array(cable.leg_of_obstacle(), int)
-    straight = straight_lengths(scene)
+    bound = lower_bounds(cable, scene)
     # The finish solves slot 0 of each leg with numerically shot curves; the rest idle.
     finish_unused = np.ones((K, num_legs), bool)
     finish_unused[0] = ~numeric_legs
@@ -514,7 +555,7 @@ def _screen_and_finish(
         best = best_packed.unpack()
         finishing = r == FINISH
         c = _with_accuracy(cable, jnp.where(finishing, full, coarse))
-        legs_settled = settled(c, scores, by_agreement, coarse, straight)
+        legs_settled = settled(c, scores, by_agreement, coarse, bound, agreement=r != 1)
         state = jax.tree.map(lambda x: x[jnp.minimum(r, R - 1)], states)
         screened = legs_settled[None, :] | jnp.asarray(unused)[jnp.minimum(r, R - 1)]
         start, frozen = _round_carries(c, scene, r, R, state, screened, store, legs_settled)
@@ -582,7 +623,7 @@ def _screen_and_finish(
     )
     # The rounds batch every carry under `vmap`; batched from the start, the scan traces
     # its body once instead of twice (docs/performance.md#loops-batched-in-one-pass).
-    loop = batched_like(loop, (states, straight))
+    loop = batched_like(loop, (states, bound))
     (_, _, best, _, _), _ = jax.lax.scan(solve_round, loop, jnp.arange(FINISH + 1))
     return best.unpack()
 

@@ -206,3 +206,32 @@ def cylinder_wrap_turning(
     (docs/cable.md#warm-starts-in-closed-form)."""
     arc, touches = _wrap_turning(a[:2], b[:2], radius, momentum[2], jnp.linalg.norm(momentum))
     return _on_cylinder(arc, touches, radius, a, b)
+
+
+def _planar_shortest_length(a2: Float[Array, "2"], b2: Float[Array, "2"], radius: Float[Array, ""]) -> Float[Array, ""]:
+    """The length of the shortest planar path from `a2` to `b2` that keeps out of the open
+    disk ``|x| < radius``: the segment where it misses the disk, else the shorter tangent-
+    arc-tangent path. An end inside the disk has no such path; there the segment's length
+    is returned, which bounds nothing from below that the segment does not."""
+    straight = jnp.linalg.norm(b2 - a2)
+    inside = (jnp.linalg.norm(a2) <= radius) | (jnp.linalg.norm(b2) <= radius)
+    wraps = _segment_meets_disk(a2, b2, radius) & ~inside
+    return jnp.where(wraps, _shorter(a2, b2, radius).length, straight)
+
+
+def sphere_shortest_length(radius: Float[Array, ""], a: Float[Array, "3"], b: Float[Array, "3"]) -> Float[Array, ""]:
+    """The length of the shortest path from `a` to `b` (in S) that does not enter the ball
+    of radius `radius`: no path between them that keeps out of the ball is shorter
+    (docs/cable.md#lower-bounds-from-closed-form-wraps). It lies in a plane through the
+    centre, so it is the planar one there (any such plane where the three are collinear)."""
+    e1, e2 = _sphere_plane(a, b, jnp.zeros_like(a))
+    return _planar_shortest_length(_in_plane(a, e1, e2), _in_plane(b, e1, e2), radius)
+
+
+def cylinder_shortest_length(radius: Float[Array, ""], a: Float[Array, "3"], b: Float[Array, "3"]) -> Float[Array, ""]:
+    """The length of the shortest path from `a` to `b` (in S) that does not enter the
+    infinite solid cylinder of radius `radius` about z: developed onto a plane it is
+    straight, so it is the planar shortest path of the cross-section climbing at a
+    constant slope."""
+    across = _planar_shortest_length(a[:2], b[:2], radius)
+    return jnp.sqrt(across**2 + (b[2] - a[2]) ** 2)

@@ -97,7 +97,7 @@ def test_a_candidate_on_the_straight_line_settles_its_leg_alone():
     straight = jnp.full(4, 2.0)
     agree = np.ones(4, bool)
     assert settled(cable, scores, agree).tolist() == [False, False, False, False]
-    assert settled(cable, scores, agree, straight=straight).tolist() == [True, True, False, False]
+    assert settled(cable, scores, agree, bound=straight).tolist() == [True, True, False, False]
 
 
 @pytest.fixture(scope="module")
