@@ -93,6 +93,7 @@ from ._state import (
     Scene,
     closed_form_curve,
     initial_states,
+    leg_ends_in_frame,
     lifted_placeholder,
 )
 
@@ -102,9 +103,7 @@ def side_hints(cable: AbstractCableSpan, scene: Scene, i: int, num: int = 2) -> 
     at equal angles about the line: first the near side (towards the line from the surface
     origin, the line's nearest point pushed out beyond the surface), then turning about the
     line; with ``num = 2`` the near and far sides, with 4 also the two quarter turns."""
-    leg = cable.leg_of_obstacle()[i]
-    X_SG = scene.X_GS[i].inverse()
-    a, b = X_SG.apply(scene.leg_start[leg]), X_SG.apply(scene.leg_end[leg])
+    a, b = leg_ends_in_frame(cable, scene, i)
     d = b - a
     nearest = segment_nearest_to_origin(a, b)
     x = jnp.array([1.0, 0.0, 0.0], d.dtype)
@@ -123,9 +122,7 @@ def side_hints(cable: AbstractCableSpan, scene: Scene, i: int, num: int = 2) -> 
 def wrap_side_hint(cable: AbstractCableSpan, scene: Scene, i: int) -> Array:
     """A start on obstacle ``i``'s wrap `side` (docs/cable.md#wrap-side): the side point's
     direction across the straight line of its leg, out beyond the surface."""
-    leg = cable.leg_of_obstacle()[i]
-    X_SG = scene.X_GS[i].inverse()
-    a, b = X_SG.apply(scene.leg_start[leg]), X_SG.apply(scene.leg_end[leg])
+    a, b = leg_ends_in_frame(cable, scene, i)
     side = cable.obstacles[i].side.astype(a.dtype)
     d = safe_normalize(b - a, jnp.zeros_like(a))
     direction = safe_normalize(side - jnp.dot(side, d) * d, safe_normalize(side, side))
@@ -316,6 +313,11 @@ def _schedule(cable: AbstractCableSpan, scene: Scene) -> tuple[CurveState, np.nd
     return stacked, unused, np.array([agree for _, _, agree in plans], bool)
 
 
+#: The round after the opening round (`_schedule`): the rest of the first starts, which run
+#: unless the opening settled their leg by its lower bound (`settled`'s `agreement`).
+_AFTER_OPENING = 1
+
+
 def _slack(cable: AbstractCableSpan, best: Float[Array, " legs"], accuracy=0.0) -> Float[Array, " legs"]:
     """Two lengths within this of each other are the same for the tolerance: the length
     the smoothness tolerance leaves undetermined (second order in it), the curves'
@@ -377,8 +379,7 @@ def lower_bounds(cable: AbstractCableSpan, scene: Scene) -> Float[Array, " legs"
             surface = cable.obstacles[i].surface
             if not isinstance(surface, _CLOSED_FORM):
                 continue
-            X_SG = scene.X_GS[i].inverse()
-            a, b = X_SG.apply(scene.leg_start[leg]), X_SG.apply(scene.leg_end[leg])
+            a, b = leg_ends_in_frame(cable, scene, i)
             shortest = sphere_shortest_length if isinstance(surface, Sphere) else cylinder_shortest_length
             bounds = bounds.at[leg].max(shortest(surface.radius.astype(dtype), a, b))
     return jax.lax.stop_gradient(bounds)
@@ -495,7 +496,7 @@ def solve_candidates(cable: AbstractCableSpan, scene: Scene) -> SolverCarry:
 
     def solve_round(loop, r):
         scores, store = loop
-        legs_settled = settled(cable, scores, by_agreement, bound=bound, agreement=r != 1)
+        legs_settled = settled(cable, scores, by_agreement, bound=bound, agreement=r != _AFTER_OPENING)
         fr = legs_settled[None, :] | jnp.asarray(unused)[jnp.minimum(r, R - 1)]
         start, frozen = _round_carries(
             cable, scene, r, R, jax.tree.map(lambda x: x[jnp.minimum(r, R - 1)], states), fr, store, legs_settled
@@ -555,7 +556,7 @@ def _screen_and_finish(
         best = best_packed.unpack()
         finishing = r == FINISH
         c = _with_accuracy(cable, jnp.where(finishing, full, coarse))
-        legs_settled = settled(c, scores, by_agreement, coarse, bound, agreement=r != 1)
+        legs_settled = settled(c, scores, by_agreement, coarse, bound, agreement=r != _AFTER_OPENING)
         state = jax.tree.map(lambda x: x[jnp.minimum(r, R - 1)], states)
         screened = legs_settled[None, :] | jnp.asarray(unused)[jnp.minimum(r, R - 1)]
         start, frozen = _round_carries(c, scene, r, R, state, screened, store, legs_settled)

@@ -64,6 +64,13 @@ def build_scene(cable: AbstractCableSpan, body_poses: Transform) -> Scene:
     return Scene(X_GS, jnp.stack(points[:-1]), jnp.stack(points[1:]), origin, termination, via_array)
 
 
+def leg_ends_in_frame(cable: AbstractCableSpan, scene: Scene, i: int) -> tuple[Float[Array, "3"], Float[Array, "3"]]:
+    """The start and end point of obstacle ``i``'s leg, in that obstacle's surface frame S."""
+    leg = cable.leg_of_obstacle()[i]
+    X_SG = scene.X_GS[i].inverse()
+    return X_SG.apply(scene.leg_start[leg]), X_SG.apply(scene.leg_end[leg])
+
+
 def initial_state(
     cable: AbstractCableSpan, scene: Scene, hints: Sequence[Float[Array, "3"] | None] | None = None
 ) -> CurveState:
@@ -152,9 +159,7 @@ def closed_form_curve(
     where every plane is one."""
     obstacle = cable.obstacles[i]
     surface, dtype = obstacle.surface, scene.origin.dtype
-    X_SG = scene.X_GS[i].inverse()
-    leg = cable.leg_of_obstacle()[i]
-    a, b = X_SG.apply(scene.leg_start[leg]), X_SG.apply(scene.leg_end[leg])
+    a, b = leg_ends_in_frame(cable, scene, i)
     if obstacle.side is not None or momentum is None:
         side = None if obstacle.side is None else obstacle.side.astype(dtype)
         touches, point, tangent, length = surface.shortest_wrap(a, b, plane_hint, side)
